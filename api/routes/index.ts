@@ -1,0 +1,29 @@
+import type { FastifyInstance } from 'fastify';
+import apiKeys from './api-keys.ts';
+import auth from './auth.ts';
+import chartTypes from './chart-types.ts';
+import clients from './clients.ts';
+import dashboards from './dashboards.ts';
+import health from './health.ts';
+import importRoutes from './import.ts';
+import onboard from './onboard.ts';
+import openapi from './openapi.ts';
+import pipelines from './pipelines.ts';
+import reconciler from './reconciler.ts';
+import ui from './ui.ts';
+
+/** Every route module, registered in this order by buildApp. */
+export const routes: ((app: FastifyInstance) => Promise<void>)[] = [
+  health,
+  auth,
+  apiKeys,
+  onboard,
+  clients,
+  chartTypes,
+  importRoutes,
+  dashboards,
+  pipelines,
+  reconciler,
+  openapi,
+  ui,
+];

@@ -1,0 +1,38 @@
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../controller/config.ts';
+import { createLogger } from '../controller/log.ts';
+import { Runtime } from '../controller/runtime.ts';
+import { buildApp } from './app.ts';
+
+export interface Server {
+  app: FastifyInstance;
+  runtime: Runtime;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** `bictl serve`: the runtime, its first sync, the HTTP API on HOST:PORT. */
+export async function startServer(config: Config): Promise<Server> {
+  const log = createLogger({ level: config.logLevel });
+  const runtime = new Runtime({ config, log });
+  const app = await buildApp({ runtime, logger: log });
+  const url = await app.listen({ host: config.host, port: config.port });
+  log.info({ url, manifests: runtime.source.root, db: config.dbPath, git: config.git?.url }, 'listening');
+  // Serve /healthz at once; /readyz turns 200 when the first full sync is done.
+  const started = runtime.start().then(
+    () => log.info({ objects: runtime.reconciler.listStatus().length }, 'first sync done'),
+    (err: Error) => log.error({ err: err.message }, 'first sync failed'),
+  );
+  let closing: Promise<void> | undefined;
+  return {
+    app,
+    runtime,
+    url,
+    close: () =>
+      (closing ??= (async () => {
+        await started;
+        await app.close();
+        await runtime.stop();
+      })()),
+  };
+}

@@ -1,0 +1,46 @@
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { formatProblem } from '../../errors.ts';
+import { MAX_MANIFEST_BYTES, parseManifest } from '../../manifest/loader.ts';
+import { SchemaRegistry } from '../../manifest/validator.ts';
+import { listManifestPaths } from '../../sources/list.ts';
+import type { CommandContext } from '../main.ts';
+
+/** Validates every manifest under `dir` with the controller's own schemas; one line per problem. */
+export async function validateDir(dir: string): Promise<{ files: number; problems: string[] }> {
+  const schemas = new SchemaRegistry();
+  const paths = await listManifestPaths(dir);
+  const problems: string[] = [];
+  const owners = new Map<string, string>();
+  for (const path of paths) {
+    const bytes = await readFile(join(dir, path));
+    if (bytes.length > MAX_MANIFEST_BYTES) {
+      problems.push(`${path}: file is larger than 1 MiB`);
+      continue;
+    }
+    const r = parseManifest(path, bytes, schemas);
+    if (!r.ok) {
+      for (const p of r.problems) problems.push(`${path}: ${formatProblem(p)}`);
+      continue;
+    }
+    const other = owners.get(r.key);
+    if (other) problems.push(`${path}: ${r.key} is already defined in ${other}`);
+    else owners.set(r.key, path);
+  }
+  return { files: paths.length, problems };
+}
+
+export function registerValidate(ctx: CommandContext): void {
+  ctx.program
+    .command('validate')
+    .argument('<dir>', 'folder of manifests (searched recursively)')
+    .description('check manifests against the controller schemas; exit 1 listing every problem')
+    .action(async (dir: string) => {
+      const { files, problems } = await validateDir(resolve(dir));
+      for (const p of problems) ctx.io.err(p);
+      if (problems.length) {
+        ctx.io.err(`${problems.length} problem(s) in ${files} file(s)`);
+        ctx.setCode(1);
+      } else ctx.io.out(`${files} manifest(s) valid`);
+    });
+}

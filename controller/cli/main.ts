@@ -1,0 +1,48 @@
+import { Command, CommanderError } from 'commander';
+import { processIO, type CliIO } from './io.ts';
+import { registerDiff } from './commands/diff.ts';
+import { registerRollback } from './commands/rollback.ts';
+import { registerServe } from './commands/serve.ts';
+import { registerStatus } from './commands/status.ts';
+import { registerSync } from './commands/sync.ts';
+import { registerUsers } from './commands/users.ts';
+import { registerValidate } from './commands/validate.ts';
+
+/** Shared flags every command understands (they override the environment). */
+export interface GlobalFlags {
+  manifests?: string;
+  db?: string;
+}
+
+/** Runs `bictl` with `argv` (node, script, ...args); resolves to the exit code. */
+export async function main(argv: string[], io: CliIO = processIO): Promise<number> {
+  let code = 0;
+  const setCode = (c: number) => {
+    code = c;
+  };
+  const program = new Command('bictl')
+    .description('bi-controller: reconcile BI manifests from a folder or git repo into the platform')
+    .option('--manifests <dir>', 'manifests directory (env BI_MANIFESTS_DIR, default ./manifests)')
+    .option('--db <path>', 'SQLite store (env BI_DB_PATH, default ./data/bi.sqlite)')
+    .showHelpAfterError()
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
+  const ctx = { program, io, setCode };
+  for (const register of [registerServe, registerValidate, registerDiff, registerSync, registerUsers, registerStatus, registerRollback]) {
+    register(ctx);
+  }
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode;
+    io.err(`bictl: ${(err as Error).message}`);
+    return 1;
+  }
+  return code;
+}
+
+export interface CommandContext {
+  program: Command;
+  io: CliIO;
+  setCode(code: number): void;
+}

@@ -1,0 +1,65 @@
+import type { Problem } from './types.ts';
+
+/** Domain errors. The API maps each class to a status code in one place (api/errors.ts). */
+
+/** Input that does not satisfy the schemas or the semantic rules; carries every problem found. */
+export class ValidationError extends Error {
+  readonly problems: Problem[];
+  constructor(problems: Problem[], message?: string) {
+    super(message ?? problems.map(formatProblem).join('; '));
+    this.name = 'ValidationError';
+    this.problems = problems;
+  }
+}
+
+/** A step of an apply failed; the transaction is rolled back and the manifest is retried. */
+export class StepError extends Error {
+  readonly step: string;
+  readonly reason: string;
+  constructor(step: string, reason: string) {
+    super(`${step}: ${reason}`);
+    this.name = 'StepError';
+    this.step = step;
+    this.reason = reason;
+  }
+}
+
+export class NotFoundError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NotFoundError';
+  }
+}
+
+export class ConflictError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConflictError';
+  }
+}
+
+export class ForbiddenError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ForbiddenError';
+  }
+}
+
+/** The desired state could not be recorded (git push refused, disk full); nothing was applied. */
+export class UnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnavailableError';
+  }
+}
+
+export function formatProblem(p: Problem): string {
+  const where = p.line !== undefined ? ` (line ${p.line})` : '';
+  if (!p.path) return `${p.message}${where}`;
+  return p.message.startsWith(p.path) ? `${p.message}${where}` : `${p.path} ${p.message}${where}`;
+}
+
+/** Stored messages are bounded, so one pathological error cannot bloat the status table. */
+export function boundMessage(message: string, max = 2000): string {
+  return message.length <= max ? message : `${message.slice(0, max - 1)}…`;
+}

@@ -1,0 +1,106 @@
+import { createHash } from 'node:crypto';
+import { open } from 'node:fs/promises';
+import { extname } from 'node:path';
+import { parseDocument } from 'yaml';
+import type { Manifest, Problem } from '../types.ts';
+import type { SchemaRegistry } from './validator.ts';
+
+/** Files over this size are refused unread. */
+export const MAX_MANIFEST_BYTES = 1024 * 1024;
+/** More YAML aliases than this in one file is an alias bomb (billion laughs), not a manifest. */
+export const MAX_YAML_ALIASES = 100;
+
+const MANIFEST_EXT = new Set(['.yaml', '.yml', '.json']);
+
+export function isManifestPath(relPath: string): boolean {
+  return MANIFEST_EXT.has(extname(relPath).toLowerCase()) && !relPath.split('/').some((s) => s.startsWith('.'));
+}
+
+export function manifestKey(kind: string, name: string): string {
+  return `${kind}/${name}`;
+}
+
+export function sha256(data: string | Buffer): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+export type LoadResult =
+  | { ok: true; path: string; hash: string; key: string; manifest: Manifest }
+  | { ok: false; path: string; hash: string; problems: Problem[]; kind?: string; name?: string };
+
+/** Reads one file; `null` when it is gone. The size check happens before the read. */
+export async function readManifestFile(absPath: string): Promise<Buffer | null | 'too-large'> {
+  let handle;
+  try {
+    handle = await open(absPath, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+  try {
+    const { size } = await handle.stat();
+    if (size > MAX_MANIFEST_BYTES) return 'too-large';
+    return await handle.readFile();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Parses and validates the bytes of one manifest file. Pure: no file system, no store. */
+export function parseManifest(relPath: string, bytes: Buffer | string, schemas: SchemaRegistry): LoadResult {
+  const text = typeof bytes === 'string' ? bytes : bytes.toString('utf8');
+  const hash = sha256(bytes);
+  const fail = (problems: Problem[], doc?: unknown): LoadResult => ({
+    ok: false,
+    path: relPath,
+    hash,
+    problems,
+    ...identify(doc),
+  });
+  if (Buffer.byteLength(text) > MAX_MANIFEST_BYTES) {
+    return fail([{ path: '', message: `file is larger than ${MAX_MANIFEST_BYTES} bytes` }]);
+  }
+  let doc: unknown;
+  if (extname(relPath).toLowerCase() === '.json') {
+    try {
+      doc = JSON.parse(text);
+    } catch (err) {
+      return fail([{ path: '', message: `JSON syntax error: ${(err as Error).message}` }]);
+    }
+  } else {
+    const parsed = parseYaml(text);
+    if ('problems' in parsed) return fail(parsed.problems);
+    doc = parsed.value;
+  }
+  const result = schemas.validateManifest(doc);
+  if (!result.ok) return fail(result.problems, doc);
+  const manifest = result.value;
+  return { ok: true, path: relPath, hash, key: manifestKey(manifest.kind, manifest.metadata.name), manifest };
+}
+
+function parseYaml(text: string): { value: unknown } | { problems: Problem[] } {
+  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true });
+  if (doc.errors.length > 0) {
+    return {
+      problems: doc.errors.map((e) => ({
+        path: '',
+        message: `YAML syntax error: ${e.message.split('\n')[0]}`,
+        line: e.linePos?.[0]?.line,
+      })),
+    };
+  }
+  try {
+    return { value: doc.toJS({ maxAliasCount: MAX_YAML_ALIASES }) };
+  } catch (err) {
+    return { problems: [{ path: '', message: `YAML refused: ${(err as Error).message}` }] };
+  }
+}
+
+/** Best-effort kind and name of a document that did not validate, so its status can be found. */
+function identify(doc: unknown): { kind?: string; name?: string } {
+  if (!doc || typeof doc !== 'object') return {};
+  const d = doc as { kind?: unknown; metadata?: { name?: unknown } };
+  const kind = typeof d.kind === 'string' ? d.kind : undefined;
+  const name = typeof d.metadata?.name === 'string' ? d.metadata.name : undefined;
+  return { kind, name };
+}

@@ -1,0 +1,167 @@
+import type { Database, Statement } from 'better-sqlite3';
+import type { ManifestStatus, Phase, ResourceRefs } from '../types.ts';
+
+interface Row {
+  key: string;
+  kind: string;
+  name: string;
+  path: string | null;
+  hash: string | null;
+  spec_hash: string | null;
+  phase: Phase;
+  message: string;
+  attempts: number;
+  next_retry_at: string | null;
+  resource_ids: string;
+  applied_revision: string | null;
+  attempted_revision: string | null;
+  actor: string | null;
+  last_transition_at: string;
+  updated_at: string;
+}
+
+/** The reconciler's own row per manifest key, with what it needs beyond the public status. */
+export interface StatusRecord extends ManifestStatus {
+  specHash: string | null;
+}
+
+export type StatusPatch = Partial<Omit<StatusRecord, 'key' | 'lastTransitionAt'>> & { kind: string; name: string };
+
+export interface StatusFilter {
+  kind?: string;
+  phase?: Phase;
+}
+
+function fromRow(r: Row): StatusRecord {
+  return {
+    key: r.key,
+    kind: r.kind,
+    name: r.name,
+    path: r.path,
+    hash: r.hash,
+    specHash: r.spec_hash,
+    phase: r.phase,
+    message: r.message,
+    attempts: r.attempts,
+    nextRetryAt: r.next_retry_at,
+    resourceIds: JSON.parse(r.resource_ids) as ResourceRefs,
+    lastAppliedRevision: r.applied_revision,
+    lastAttemptedRevision: r.attempted_revision,
+    actor: r.actor,
+    lastTransitionAt: r.last_transition_at,
+  };
+}
+
+/** Reads and writes the `manifests` table. */
+export class StatusStore {
+  readonly #get: Statement;
+  readonly #byPath: Statement;
+  readonly #upsert: Statement;
+  readonly #delete: Statement;
+  readonly #db: Database;
+
+  constructor(db: Database) {
+    this.#db = db;
+    this.#get = db.prepare('SELECT * FROM manifests WHERE key = ?');
+    this.#byPath = db.prepare("SELECT * FROM manifests WHERE path = ? AND phase <> 'Pruned' ORDER BY key");
+    this.#upsert = db.prepare(`INSERT INTO manifests (key, kind, name, path, hash, spec_hash, phase, message, attempts,
+        next_retry_at, resource_ids, applied_revision, attempted_revision, actor, last_transition_at, updated_at)
+      VALUES (@key, @kind, @name, @path, @hash, @spec_hash, @phase, @message, @attempts, @next_retry_at, @resource_ids,
+        @applied_revision, @attempted_revision, @actor, @last_transition_at, @updated_at)
+      ON CONFLICT (key) DO UPDATE SET kind = @kind, name = @name, path = @path, hash = @hash, spec_hash = @spec_hash,
+        phase = @phase, message = @message, attempts = @attempts, next_retry_at = @next_retry_at,
+        resource_ids = @resource_ids, applied_revision = @applied_revision, attempted_revision = @attempted_revision,
+        actor = @actor, last_transition_at = @last_transition_at, updated_at = @updated_at`);
+    this.#delete = db.prepare('DELETE FROM manifests WHERE key = ?');
+  }
+
+  get(key: string): StatusRecord | undefined {
+    const row = this.#get.get(key) as Row | undefined;
+    return row ? fromRow(row) : undefined;
+  }
+
+  /** Live (not pruned) rows whose file is `path`. */
+  byPath(path: string): StatusRecord[] {
+    return (this.#byPath.all(path) as Row[]).map(fromRow);
+  }
+
+  /** Merges `patch` into the row of `key`; the transition time moves only when the phase does. */
+  put(key: string, patch: StatusPatch, now: Date): StatusRecord {
+    const prev = this.get(key);
+    const at = now.toISOString();
+    const next: StatusRecord = {
+      key,
+      path: null,
+      hash: null,
+      specHash: null,
+      phase: 'Pending',
+      message: '',
+      attempts: 0,
+      nextRetryAt: null,
+      resourceIds: {},
+      lastAppliedRevision: null,
+      lastAttemptedRevision: null,
+      actor: null,
+      ...prev,
+      ...patch,
+      lastTransitionAt: prev && prev.phase === (patch.phase ?? prev.phase) ? prev.lastTransitionAt : at,
+    };
+    this.#upsert.run({
+      key,
+      kind: next.kind,
+      name: next.name,
+      path: next.path,
+      hash: next.hash,
+      spec_hash: next.specHash,
+      phase: next.phase,
+      message: next.message,
+      attempts: next.attempts,
+      next_retry_at: next.nextRetryAt,
+      resource_ids: JSON.stringify(next.resourceIds),
+      applied_revision: next.lastAppliedRevision,
+      attempted_revision: next.lastAttemptedRevision,
+      actor: next.actor,
+      last_transition_at: next.lastTransitionAt,
+      updated_at: at,
+    });
+    return next;
+  }
+
+  delete(key: string): void {
+    this.#delete.run(key);
+  }
+
+  list(filter: StatusFilter = {}): StatusRecord[] {
+    const where: string[] = [];
+    const args: string[] = [];
+    if (filter.kind) {
+      where.push('kind = ?');
+      args.push(filter.kind);
+    }
+    if (filter.phase) {
+      where.push('phase = ?');
+      args.push(filter.phase);
+    }
+    const sql = `SELECT * FROM manifests ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY kind, name`;
+    return (this.#db.prepare(sql).all(...args) as Row[]).map(fromRow);
+  }
+
+  /** path → (key, hash, phase) of every live row: one query for a whole no-op resync. */
+  index(): Map<string, { key: string; hash: string | null; phase: Phase }[]> {
+    const rows = this.#db
+      .prepare("SELECT key, path, hash, phase FROM manifests WHERE phase <> 'Pruned' AND path IS NOT NULL")
+      .all() as { key: string; path: string; hash: string | null; phase: Phase }[];
+    const out = new Map<string, { key: string; hash: string | null; phase: Phase }[]>();
+    for (const r of rows) {
+      const list = out.get(r.path) ?? [];
+      list.push({ key: r.key, hash: r.hash, phase: r.phase });
+      out.set(r.path, list);
+    }
+    return out;
+  }
+}
+
+/** A manifest that has been applied at least once and not pruned: what a prune would remove. */
+export function isLive(s: StatusRecord): boolean {
+  return s.phase !== 'Pruned' && s.specHash !== null;
+}

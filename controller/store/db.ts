@@ -1,0 +1,24 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { migrate, readMigrations } from './migrate.ts';
+
+export type Store = Database.Database;
+
+export const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
+
+/**
+ * Opens (creating if needed) the SQLite store: WAL, foreign keys on, a busy timeout so a
+ * `bictl` one-shot and the server can share the file, and every pending migration applied.
+ */
+export function openStore(path: string): Store {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  migrate(db, readMigrations(MIGRATIONS_DIR));
+  return db;
+}

@@ -1,0 +1,134 @@
+import type { Database } from 'better-sqlite3';
+import type { IdAllocator } from './store/ids.ts';
+
+/** The envelope every manifest file carries; `spec` is the kind's own shape. */
+export interface Manifest<S = Record<string, unknown>> {
+  apiVersion: string;
+  kind: string;
+  metadata: {
+    name: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
+  spec: S;
+}
+
+/** Annotation the API writes so the reconciler knows who asked for an object. */
+export const ACTOR_ANNOTATION = 'bi.controller/requested-by';
+
+export type Phase = 'Pending' | 'Synced' | 'Failed' | 'Invalid' | 'Pruned';
+
+/** IDs of the resources one manifest owns, as the applier reported them. */
+export type ResourceRefs = Record<string, unknown>;
+
+/** One problem found in a manifest or a request body: a dotted field path and a message. */
+export interface Problem {
+  path: string;
+  message: string;
+  /** 1-based line in the source file, when known (YAML syntax errors). */
+  line?: number;
+}
+
+export type Clock = () => Date;
+
+/** What an applier gets for one reconcile of one manifest; it runs inside ONE transaction. */
+export interface ApplyContext<S = Record<string, unknown>> {
+  db: Database;
+  ids: IdAllocator;
+  now: Date;
+  key: string;
+  manifest: Manifest<S>;
+  /** Resources the last successful apply created (update in place), if any. */
+  previous: ResourceRefs | undefined;
+  /** Who asked: the API user, the git author, or `controller`. */
+  actor: string;
+  /** Reports progress of a named step (server-sent to the UI). */
+  step(name: string): void;
+}
+
+export interface PruneContext {
+  db: Database;
+  now: Date;
+  key: string;
+  name: string;
+  previous: ResourceRefs;
+  actor: string;
+}
+
+export interface FailureContext<S = Record<string, unknown>> {
+  db: Database;
+  now: Date;
+  key: string;
+  manifest: Manifest<S>;
+  actor: string;
+  error: Error;
+}
+
+/**
+ * One kind's applier. `apply` and `prune` are synchronous: they run inside a better-sqlite3
+ * transaction that the reconciler opens and commits (or rolls back when they throw).
+ */
+export interface Applier<S = Record<string, unknown>> {
+  readonly kind: string;
+  /** Lower applies first on a full sync: CoreModel/Connection 0, Client 1, Dashboard/Pipeline 2. */
+  readonly order: number;
+  apply(ctx: ApplyContext<S>): ResourceRefs;
+  prune(ctx: PruneContext): void;
+  /** Written in its own transaction after a failed apply was rolled back (an audit entry). */
+  recordFailure?(ctx: FailureContext<S>): void;
+  /** Checks that need the store (references); run before apply and by dry runs. */
+  check?(db: Database, manifest: Manifest<S>): Problem[];
+}
+
+/** Status of one manifest as the API and `bictl status` show it. */
+export interface ManifestStatus {
+  key: string;
+  kind: string;
+  name: string;
+  path: string | null;
+  hash: string | null;
+  phase: Phase;
+  message: string;
+  attempts: number;
+  nextRetryAt: string | null;
+  resourceIds: ResourceRefs;
+  lastAppliedRevision: string | null;
+  lastAttemptedRevision: string | null;
+  actor: string | null;
+  lastTransitionAt: string;
+}
+
+/** Per-batch facts a source knows: the git revision and, per path, the commit author. */
+export interface SourceMeta {
+  revision?: string;
+  authors?: Map<string, string>;
+}
+
+/** Where changes are delivered: the reconciler. Paths are relative to the source's root, `/`-separated. */
+export interface SourceSink {
+  full(paths: string[], meta?: SourceMeta): Promise<unknown>;
+  delta(changed: string[], removed: string[], meta?: SourceMeta): Promise<unknown>;
+}
+
+/** A provider of desired state (a watched folder, a git clone). */
+export interface ManifestSource {
+  /** Local directory holding the manifest files. */
+  readonly root: string;
+  start(sink: SourceSink): Promise<void>;
+  /** A full relist now (sync now, webhook). */
+  resync(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface WriteOptions {
+  actor: { userId: string; username: string };
+  /** Commit message in git mode, e.g. `onboard client ACME`. */
+  message: string;
+}
+
+/** How the API records desired state: a file in the folder, or a commit in git mode. */
+export interface ManifestWriter {
+  write(relPath: string, content: string, opts: WriteOptions): Promise<void>;
+  remove(relPath: string, opts: WriteOptions): Promise<void>;
+  exists(relPath: string): Promise<boolean>;
+}

@@ -1,0 +1,61 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, rename, stat, unlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { UnavailableError } from '../errors.ts';
+import type { ManifestWriter } from '../types.ts';
+import { safeManifestPath } from './paths.ts';
+
+/** Writes `content` to `abs` atomically: temp file in the same folder, fsync, rename. */
+export async function writeFileAtomic(abs: string, content: string): Promise<void> {
+  await mkdir(dirname(abs), { recursive: true });
+  const tmp = join(dirname(abs), `.${randomBytes(6).toString('hex')}.tmp`);
+  const handle = await open(tmp, 'w', 0o644);
+  try {
+    await handle.writeFile(content);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await rename(tmp, abs);
+  } catch (err) {
+    await unlink(tmp).catch(() => {});
+    throw err;
+  }
+}
+
+/** The API's writer in directory mode: files under the manifests root. */
+export class DirectoryWriter implements ManifestWriter {
+  readonly #root: string;
+
+  constructor(opts: { root: string }) {
+    this.#root = opts.root;
+  }
+
+  async write(relPath: string, content: string): Promise<void> {
+    const abs = safeManifestPath(this.#root, relPath);
+    try {
+      await writeFileAtomic(abs, content);
+    } catch (err) {
+      throw new UnavailableError(`could not write ${relPath}: ${(err as Error).message}`);
+    }
+  }
+
+  async remove(relPath: string): Promise<void> {
+    const abs = safeManifestPath(this.#root, relPath);
+    try {
+      await unlink(abs);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new UnavailableError(`could not remove ${relPath}: ${(err as Error).message}`);
+    }
+  }
+
+  async exists(relPath: string): Promise<boolean> {
+    try {
+      await stat(safeManifestPath(this.#root, relPath));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
