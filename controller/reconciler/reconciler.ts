@@ -307,7 +307,7 @@ export class Reconciler extends EventEmitter implements SourceSink {
     }
     const owner = this.#desired.get(result.key);
     if (owner && owner.path !== path && (await readManifestFile(join(this.#root, owner.path))) !== null) {
-      this.#markInvalid(path, prevKey, [{ path: 'metadata.name', message: `${result.key} is already defined in ${owner.path}` }], result, report);
+      this.#markInvalid(path, prevKey, [{ path: '', message: `${result.key} is already defined in ${owner.path}` }], result, report);
       return undefined;
     }
     if (prevKey && prevKey !== result.key) {
