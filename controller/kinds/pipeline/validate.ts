@@ -42,6 +42,11 @@ export function semanticProblems(spec: unknown, prefix = ''): Problem[] {
   return problems;
 }
 
+/** Problems from the registry and from `semanticProblems` already name their path, or are whole sentences. */
+function sentence(p: Problem): string {
+  return p.message.startsWith(p.path) || /^[A-Z]/.test(p.message) ? p.message : formatProblem(p);
+}
+
 export type PayloadResult = { ok: true; spec: PipelineSpec } | { ok: false; problems: Problem[]; message: string };
 
 /**
@@ -57,5 +62,5 @@ export function validatePipelinePayload(schemas: SchemaRegistry, body: unknown):
   const problems = [...(result.ok ? [] : result.problems), ...semanticProblems(copy)];
   if (result.ok && problems.length === 0) return { ok: true, spec: result.value };
   problems.sort((a, b) => Number(b.message === NO_NAME) - Number(a.message === NO_NAME));
-  return { ok: false, problems, message: problems.map(formatProblem).join('; ') };
+  return { ok: false, problems, message: problems.map(sentence).join('; ') };
 }
