@@ -128,6 +128,24 @@ describe('Pipeline applier', () => {
     expect(view(id)?.steps.map((s) => s.id)).toEqual(before?.steps.slice(0, 3).map((s) => s.id));
   });
 
+  it('a failed update keeps the last good state, and the next good version updates the same pipeline', async () => {
+    t.write('pipelines/orders.yaml', manifest('Pipeline', 'orders', minimalPayload('Orders')));
+    await t.sync();
+    const id = `DP-${START_MS}`;
+    const good = view(id);
+    const broken = { ...minimalPayload('Orders'), schedule: { frequency: 'cron', cronExpression: '0 25 * * *' } };
+    t.write('pipelines/orders.yaml', manifest('Pipeline', 'orders', broken));
+    await t.sync();
+    expect(status('orders')?.phase).toBe('Failed');
+    expect(view(id)).toEqual(good);
+    t.write('pipelines/orders.yaml', manifest('Pipeline', 'orders', { ...minimalPayload('Orders v2') }));
+    await t.sync();
+    expect(status('orders')?.phase).toBe('Synced');
+    expect(view(id)?.name).toBe('Orders v2');
+    expect(view(id)?.steps.map((s) => s.id)).toEqual(good?.steps.map((s) => s.id));
+    expect(count('pipelines')).toBe(1);
+  });
+
   it('re-applying the same manifest writes nothing', async () => {
     t.write('pipelines/orders.yaml', manifest('Pipeline', 'orders', fullPayload()));
     await t.sync();
