@@ -1,25 +1,12 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { StepError } from '../../../controller/errors.ts';
 import { defaultAppliers } from '../../../controller/kinds/index.ts';
+import { createUserWithKey, loginAs, type TestKey } from '../../helpers/auth.ts';
 import { makeTestApp, manifest, type TestApp } from '../../helpers/runtime.ts';
 
-// Until the authentication issue lands in main: guards that trust test headers, so the routes
-// are exercised end to end (x-test-user → principal; no header → the 401 of spec 7).
-vi.mock('../../../api/auth/guards.ts', () => {
-  type Req = { headers: Record<string, string | undefined>; principal?: unknown };
-  type Reply = { status(n: number): { send(b: unknown): Promise<void> } };
-  const guard = (via: 'apiKey' | 'session') => () => async (req: Req, reply: Reply) => {
-    const userId = req.headers['x-test-user'];
-    if (!userId) return reply.status(401).send(via === 'apiKey' ? { error: 'API key required' } : { success: false, error: 'Session required' });
-    req.principal = { userId, username: `user-${userId}`, role: 'member', via, clientScope: req.headers['x-test-scope'] };
-  };
-  return { requireApiKey: guard('apiKey'), requireSession: guard('session') };
-});
-
-const KEY = { 'x-test-user': 'U2026A00001' };
 const DB = 'D2026A00001';
 
 const payload = (extra: Record<string, unknown> = {}) => ({
@@ -33,10 +20,15 @@ const payload = (extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
+let KEY: Record<string, string> = {};
+let USER: TestKey;
+
 async function setup(opts: Parameters<typeof makeTestApp>[0] = {}): Promise<TestApp> {
   const t = await makeTestApp(opts);
   t.write('connections/wh.yaml', manifest('Connection', 'wh', { connectionId: DB, name: 'Warehouse' }));
   await t.sync();
+  USER = await createUserWithKey(t, { role: 'member' });
+  KEY = USER.headers;
   return t;
 }
 
@@ -107,10 +99,10 @@ describe('POST /v1/sdk/import', () => {
     expect(written).toEqual({
       apiVersion: 'bi.controller/v1',
       kind: 'Dashboard',
-      metadata: { name: 'Sales-dashboard', annotations: { 'bi.controller/requested-by': 'U2026A00001' } },
+      metadata: { name: 'Sales-dashboard', annotations: { 'bi.controller/requested-by': USER.userId } },
       spec: payload(),
     });
-    expect(t.rt.db.prepare('SELECT created_by FROM facades').all()).toEqual([{ created_by: 'U2026A00001' }]);
+    expect(t.rt.db.prepare('SELECT created_by FROM facades').all()).toEqual([{ created_by: USER.userId }]);
     expect(t.rt.reconciler.status.get('Dashboard/Sales-dashboard')?.phase).toBe('Synced');
   });
 
@@ -124,7 +116,8 @@ describe('POST /v1/sdk/import', () => {
         { name: 'Detail', category: true, charts: [{ title: 'T', type: 'table', measures: [], dimensions: ['a'] }] },
       ],
     };
-    const res = await post(t, body, '/v1/sdk/import/U2026A00002', { 'x-test-user': 'U2026A00002' });
+    const session = await loginAs(t, { role: 'member' });
+    const res = await post(t, body, `/v1/sdk/import/${session.userId}`, session.headers);
     expect([res.statusCode, res.json()]).toEqual([
       201,
       {
@@ -137,8 +130,11 @@ describe('POST /v1/sdk/import', () => {
         ],
       },
     ]);
-    const noSession = await post(t, body, '/v1/sdk/import/U2026A00002', {});
+    expect(t.rt.db.prepare('SELECT created_by FROM facades').all()).toEqual([{ created_by: session.userId }]);
+    const noSession = await post(t, body, `/v1/sdk/import/${session.userId}`, {});
     expect([noSession.statusCode, noSession.json()]).toEqual([401, { success: false, error: 'Session required' }]);
+    const noCsrf = await post(t, body, `/v1/sdk/import/${session.userId}`, { cookie: session.cookie });
+    expect(noCsrf.statusCode).toBe(403);
   });
 
   it('creates a new dashboard on every call, also when calls run at once', async () => {
@@ -220,13 +216,18 @@ describe('POST /v1/sdk/import', () => {
     t.rt.db
       .prepare("INSERT INTO clients (client_id, client_name, connection_id, status, onboarded_date, last_modified_date) VALUES ('ACME', 'Acme', 'D2026A00007', 'ACTIVE', ?, ?)")
       .run(at, at);
-    const res = await post(t, payload(), '/v1/sdk/import', { ...KEY, 'x-test-scope': 'ACME' });
+    const scoped = (await createUserWithKey(t, { clientId: 'ACME' })).headers;
+    const res = await post(t, payload(), '/v1/sdk/import', scoped);
     expect([res.statusCode, res.json()]).toEqual([
       403,
       { success: false, error: "API key is scoped to client ACME: dataSource.dbId must be that client's connection" },
     ]);
     t.rt.db.prepare("UPDATE clients SET connection_id = ? WHERE client_id = 'ACME'").run(DB);
-    expect((await post(t, payload(), '/v1/sdk/import', { ...KEY, 'x-test-scope': 'ACME' })).statusCode).toBe(201);
+    const ok = await post(t, payload(), '/v1/sdk/import', scoped);
+    expect(ok.statusCode).toBe(201);
+    const other = await createUserWithKey(t, { clientId: 'OTHER' });
+    expect((await t.app.inject({ url: `/v1/sdk/dashboards/${ok.json().facadeId}`, headers: other.headers })).statusCode).toBe(404);
+    expect((await t.app.inject({ url: `/v1/sdk/dashboards/${ok.json().facadeId}`, headers: scoped })).statusCode).toBe(200);
   });
 
   it('?dryRun=true validates and shows the plan, writing nothing', async () => {
@@ -330,7 +331,7 @@ describe('GET /v1/sdk/dashboards/{facadeId}', () => {
             ],
           },
         ],
-        createdBy: 'U2026A00001',
+        createdBy: USER.userId,
         createdAt: '2026-03-01T10:00:00.000Z',
         updatedAt: '2026-03-01T10:00:00.000Z',
       },
