@@ -55,7 +55,11 @@ export class DirectorySource implements ManifestSource {
     watcher.on('add', on('changed')).on('change', on('changed')).on('unlink', on('removed'));
     watcher.on('unlinkDir', (p: string) => this.#record(p, 'removed-dir'));
     watcher.on('error', (e: unknown) => this.#onError(e instanceof Error ? e : new Error(String(e))));
-    await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
+    const ready = new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
+    // The first sync runs while chokidar walks the tree; a second (cheap: unchanged files cost a
+    // hash) catches whatever changed before the watches were in place.
+    await this.resync();
+    await ready;
     await this.resync();
   }
 
