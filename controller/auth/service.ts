@@ -159,7 +159,12 @@ export class AuthService {
     const hash = this.#hashByKeyId.get(keyId);
     if (hash) this.#forget(hash);
     this.#keyLimiter.forget(keyId);
-    this.#pendingLastUsed.delete(keyId);
+    // Its last use is history worth keeping: write it now rather than drop it.
+    const lastUsed = this.#pendingLastUsed.get(keyId);
+    if (lastUsed) {
+      this.#pendingLastUsed.delete(keyId);
+      this.keys.touchMany(new Map([[keyId, lastUsed]]));
+    }
   }
 
   /** A user's keys, with `lastUsedAt` values not yet flushed to the store. */

@@ -131,6 +131,16 @@ describe('/v1/api-keys/{userId}', () => {
     expect((await probe(k2.apiKey)).json()).toEqual({ error: 'Invalid API key' });
   });
 
+  it('revoking keeps the key’s last use (not yet flushed) in the listing', async () => {
+    t = await makeAuthApp();
+    const s = await loginAs(t, { role: 'member' });
+    const k = (await create(s, { label: 'a' })).json() as { keyId: string; apiKey: string };
+    expect((await probe(k.apiKey)).statusCode).toBe(200);
+    await revoke(s, k.keyId);
+    const [key] = ((await list(s)).json() as { keys: { lastUsedAt: string | null; revoked: boolean }[] }).keys;
+    expect(key).toMatchObject({ revoked: true, lastUsedAt: expect.stringMatching(/^\d{4}-/) });
+  });
+
   it('every key route is S with CTN: 401 without a session, 403 without CTN, 403 on another user’s path', async () => {
     t = await makeAuthApp();
     const s = await loginAs(t);
