@@ -43,7 +43,9 @@ export default async function reconcilerRoutes(app: FastifyInstance): Promise<vo
     for (const end of [...streams]) end();
   });
 
-  app.get('/v1/reconciler/events', { preHandler: requireSession(app) }, async (req: FastifyRequest, reply: FastifyReply) => {
+  // No CSRF header: a browser's EventSource cannot send one; the stream is read-only and the
+  // session cookie is SameSite=Strict.
+  app.get('/v1/reconciler/events', { preHandler: requireSession(app, { csrf: false }) }, async (req: FastifyRequest, reply: FastifyReply) => {
     const reconciler = app.runtime.reconciler;
     reply.hijack();
     const res = reply.raw;

@@ -1,22 +1,20 @@
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loginAs } from '../../helpers/auth.ts';
 import { manifest, makeTestApp, type TestApp } from '../../helpers/runtime.ts';
 
-vi.mock('../../../api/auth/guards.ts', async () => {
-  const { fakeRequireSession } = await import('./session-mock.ts');
-  return { requireSession: fakeRequireSession, requireApiKey: () => async () => {} };
-});
-
-const admin = { 'x-test-role': 'admin' };
-const member = { 'x-test-role': 'member' };
 const coreModel = (name: string) => manifest('CoreModel', name, { name, definition: {} });
 const connection = (name: string) => manifest('Connection', name, { name, vendor: 'SNOWFLAKE', passwordEnv: 'PW' });
 
 describe('reconciler routes (directory mode)', () => {
   let t: TestApp;
+  let admin: Record<string, string>;
+  let member: Record<string, string>;
   beforeEach(async () => {
     t = await makeTestApp();
+    admin = (await loginAs(t, { role: 'admin' })).headers;
+    member = (await loginAs(t, { role: 'member' })).headers;
     t.write('core-models/retail.yaml', coreModel('retail'));
     t.write('connections/wh.yaml', connection('wh'));
     t.write('broken.yaml', 'kind: Client\nmetadata: {name: B}\n');
@@ -98,10 +96,13 @@ describe('reconciler routes (directory mode)', () => {
     });
   });
 
-  it('needs a session', async () => {
+  it('needs a session and its CSRF token', async () => {
     const res = await t.app.inject({ url: '/v1/reconciler/status' });
     expect(res.statusCode).toBe(401);
     expect(res.json()).toEqual({ success: false, error: 'Session required' });
+    const noCtn = await t.app.inject({ url: '/v1/reconciler/status', headers: { cookie: member.cookie } });
+    expect(noCtn.statusCode).toBe(403);
+    expect(noCtn.json()).toEqual({ success: false, error: 'Invalid CSRF token' });
   });
 
   it('POST /v1/reconciler/sync (admin) runs a full sync and answers the report', async () => {
@@ -135,6 +136,7 @@ describe('reconciler routes (directory mode)', () => {
   it('sync: members are refused, a bad body is a 400', async () => {
     const res = await t.app.inject({ method: 'POST', url: '/v1/reconciler/sync', headers: member, payload: {} });
     expect(res.statusCode).toBe(403);
+    expect(res.json()).toEqual({ success: false, error: 'Admin role required' });
     const bad = await t.app.inject({ method: 'POST', url: '/v1/reconciler/sync', headers: admin, payload: { allowMassPrune: 'yes' } });
     expect(bad.statusCode).toBe(400);
     expect(bad.json()).toEqual({ success: false, error: 'allowMassPrune must be boolean' });
@@ -147,12 +149,15 @@ describe('reconciler routes (directory mode)', () => {
   });
 
   it('GET /v1/reconciler/events streams each reconcile event and drops the listener on disconnect', async () => {
+    const anonymous = await t.app.inject({ url: '/v1/reconciler/events' });
+    expect(anonymous.statusCode).toBe(401);
     const baseline = t.rt.reconciler.listenerCount('event');
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = t.app.server.address() as AddressInfo;
     const chunks: string[] = [];
     let contentType = '';
-    const req = request({ host: '127.0.0.1', port, path: '/v1/reconciler/events', headers: member });
+    // A browser's EventSource sends the cookie but cannot add the CTN header.
+    const req = request({ host: '127.0.0.1', port, path: '/v1/reconciler/events', headers: { cookie: member.cookie } });
     req.on('response', (res) => {
       contentType = String(res.headers['content-type']);
       res.setEncoding('utf8');

@@ -1,13 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../../api/app.ts';
 import { signBody, verifySignature } from '../../../api/routes/reconciler-webhook.ts';
 import { connection, coreModel, makeGitRuntime, Remote, type GitTestRuntime } from '../../controller/git/harness.ts';
-
-vi.mock('../../../api/auth/guards.ts', async () => {
-  const { fakeRequireSession } = await import('./session-mock.ts');
-  return { requireSession: fakeRequireSession, requireApiKey: () => async () => {} };
-});
+import { loginAs } from '../../helpers/auth.ts';
+import type { TestApp } from '../../helpers/runtime.ts';
 
 const SECRET = 'shh-webhook-secret';
 const pushEvent = JSON.stringify({ ref: 'refs/heads/main', after: 'x' });
@@ -16,6 +13,7 @@ describe('git mode over HTTP: webhook, status, sync now', () => {
   let remote: Remote;
   let t: GitTestRuntime;
   let app: FastifyInstance;
+  let admin: Record<string, string>;
 
   beforeEach(async () => {
     remote = new Remote().init();
@@ -24,6 +22,7 @@ describe('git mode over HTTP: webhook, status, sync now', () => {
     t = await makeGitRuntime({ url: remote.url, webhookSecret: SECRET });
     app = await buildApp({ runtime: t.rt });
     await app.ready();
+    admin = (await loginAs({ rt: t.rt, app } as unknown as TestApp, { role: 'admin' })).headers;
   });
   afterEach(async () => {
     await app.close();
@@ -75,7 +74,7 @@ describe('git mode over HTTP: webhook, status, sync now', () => {
   });
 
   it('GET /v1/reconciler/status carries the synced revision', async () => {
-    const res = await app.inject({ url: '/v1/reconciler/status?kind=Connection', headers: { 'x-test-role': 'member' } });
+    const res = await app.inject({ url: '/v1/reconciler/status?kind=Connection', headers: admin });
     const rev = remote.remoteHead();
     expect(res.json()).toMatchObject({
       success: true,
@@ -89,7 +88,7 @@ describe('git mode over HTTP: webhook, status, sync now', () => {
   it('POST /v1/reconciler/sync fetches first, then syncs everything', async () => {
     remote.write('manifests/core-models/retail.yaml', coreModel('retail'));
     const rev = remote.push('add retail');
-    const res = await app.inject({ method: 'POST', url: '/v1/reconciler/sync', headers: { 'x-test-role': 'admin' }, payload: {} });
+    const res = await app.inject({ method: 'POST', url: '/v1/reconciler/sync', headers: admin, payload: {} });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({
       success: true,
@@ -106,7 +105,7 @@ describe('git mode over HTTP: webhook, status, sync now', () => {
 
   it('sync now with an unreachable remote is a 503 with the reason', async () => {
     remote.dispose();
-    const res = await app.inject({ method: 'POST', url: '/v1/reconciler/sync', headers: { 'x-test-role': 'admin' }, payload: {} });
+    const res = await app.inject({ method: 'POST', url: '/v1/reconciler/sync', headers: admin, payload: {} });
     expect(res.statusCode).toBe(503);
     expect(res.json().success).toBe(false);
     expect(res.json().error).toMatch(/^git: cannot fetch file:\/\/.*remote\.git \(branch main\): /);
