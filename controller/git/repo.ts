@@ -44,6 +44,7 @@ export class GitRepo {
   readonly #committer: GitIdentity;
   readonly #timeoutMs: number;
   #git: SimpleGit | undefined;
+  #ensured = false;
 
   constructor(opts: GitRepoOptions) {
     this.dir = opts.dir;
@@ -80,17 +81,17 @@ export class GitRepo {
 
   /** Creates the clone (init + remote) or points an existing one at the configured URL. */
   async ensure(): Promise<void> {
+    if (this.#ensured && existsSync(join(this.dir, '.git'))) return;
     await mkdir(this.dir, { recursive: true });
     if (!existsSync(join(this.dir, '.git'))) {
       await this.#raw(['init', '--quiet']);
       await this.#raw(['symbolic-ref', 'HEAD', `refs/heads/${this.branch}`]);
       await this.#raw(['remote', 'add', 'origin', this.url]);
-      return;
+    } else {
+      const current = (await this.#raw(['remote', 'get-url', 'origin']).catch(() => '')).trim();
+      if (current !== this.url) await this.#raw(['remote', current ? 'set-url' : 'add', 'origin', this.url]);
     }
-    const current = (await this.#raw(['remote', 'get-url', 'origin']).catch(() => '')).trim();
-    if (current !== this.url) {
-      await this.#raw(['remote', current ? 'set-url' : 'add', 'origin', this.url]);
-    }
+    this.#ensured = true;
   }
 
   /** Fetches the remote; the branch's remote head, or null when the branch does not exist there yet. */
