@@ -148,11 +148,14 @@ export class Runtime {
       ...manifest,
       metadata: { ...manifest.metadata, annotations: { ...manifest.metadata.annotations, [ACTOR_ANNOTATION]: opts.actor.userId } },
     };
-    const written = await this.writer.write(relPath, stringify(withActor, { aliasDuplicateObjects: false }), opts);
-    const outcome = await this.reconciler.reconcilePath(relPath, {
-      revision: written?.revision,
-      authors: new Map([[relPath, opts.actor.userId]]),
-    });
+    const text = stringify(withActor, { aliasDuplicateObjects: false });
+    const written = await this.writer.write(relPath, text, opts);
+    // Reconcile what was written without reading and parsing it back (a clone: validation fills in defaults).
+    const outcome = await this.reconciler.reconcilePath(
+      relPath,
+      { revision: written?.revision, authors: new Map([[relPath, opts.actor.userId]]) },
+      { bytes: Buffer.from(text), document: structuredClone(withActor) },
+    );
     if (!outcome) throw new Error(`${relPath} was written but not reconciled`);
     return outcome;
   }

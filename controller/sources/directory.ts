@@ -46,8 +46,9 @@ export class DirectorySource implements ManifestSource {
         const rel = relative(this.root, p);
         return rel.split(sep).some((s) => s.startsWith('.') && s !== '.' && s !== '..');
       },
+      // Our own debounce turns an editor's unlink+add into one change; chokidar's 100 ms `atomic` wait is not needed.
       awaitWriteFinish: false,
-      atomic: true,
+      atomic: false,
     });
     this.#watcher = watcher;
     const on = (kind: 'changed' | 'removed') => (p: string) => this.#record(p, kind);
