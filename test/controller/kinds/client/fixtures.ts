@@ -71,7 +71,7 @@ export function clientManifest(pkg: Record<string, unknown>, name = String(pkg.c
 }
 
 /** Every row of the tables onboarding touches, to compare a store before and after. */
-export function snapshot(db: Database, tables = RESOURCE_TABLES): Record<string, unknown[]> {
+export function snapshot(db: Database, tables: readonly string[] = RESOURCE_TABLES): Record<string, unknown[]> {
   return Object.fromEntries(tables.map((t) => [t, db.prepare(`SELECT * FROM ${t} ORDER BY 1, 2`).all()]));
 }
 
