@@ -16,6 +16,7 @@ import {
   onboardingPackage,
   packageWithDashboard,
   snapshot,
+  statusCounts,
   writeCoreModel,
 } from './fixtures.ts';
 
@@ -117,6 +118,7 @@ describe('Client applier through manifest files', () => {
       });
       const status = t.rt.reconciler.status.get('Client/ACME');
       expect(status).toMatchObject({ phase: 'Failed', message: `${step}: injected failure`, attempts: 1 });
+      expect(statusCounts(t.rt.db).kept).toEqual({ ACTIVE: 0, FAILED: 1, DELETED: 0 });
     });
   }
 
@@ -244,6 +246,8 @@ describe('Client applier through manifest files', () => {
     t.write('clients/ACME.yaml', clientManifest(onboardingPackage()));
     await t.sync();
     expect(clientRow(t)).toMatchObject({ status: 'ACTIVE', is_deleted: 0, is_active: 1 });
+    const counts = statusCounts(t.rt.db);
+    expect(counts.kept).toEqual(counts.actual);
   });
 
   it('keeps a shared connection another client uses when the client that created it is pruned', async () => {
