@@ -76,6 +76,7 @@ export function parseListQuery(q: Record<string, unknown>): ListQuery {
 }
 
 const ORDER = 'ORDER BY onboarded_date DESC, client_id';
+const REVERSE_ORDER = 'ORDER BY onboarded_date ASC, client_id DESC';
 
 /**
  * One page of the registry, newest onboarding first (ties by clientId, so pages are stable).
@@ -102,15 +103,18 @@ function plainPage(db: Database, q: ListQuery, offset: number): { total: number;
     : (db.prepare('SELECT COALESCE(SUM(n), 0) AS n FROM client_status_counts').get() as { n: number });
   const total = counted?.n ?? 0;
   if (offset >= total) return { total, rows: [] };
-  const where = q.status ? 'WHERE status = @status' : '';
+  // A page in the back half is walked from the end of the index: no walk is longer than half.
+  const fromEnd = offset + q.limit / 2 > total / 2;
+  const limit = Math.min(q.limit, total - offset);
   const rows = db
-    .prepare(
-      `SELECT ${CLIENT_COLUMNS} FROM clients WHERE rowid IN (
-         SELECT rowid FROM clients ${where} ${ORDER} LIMIT @limit OFFSET @offset
-       ) ${ORDER}`,
-    )
-    .all({ status: q.status ?? null, limit: q.limit, offset }) as ClientRow[];
+    .prepare(`SELECT ${CLIENT_COLUMNS} FROM clients WHERE rowid IN (${pageRowidsSql(q.status !== undefined, fromEnd)}) ${ORDER}`)
+    .all({ status: q.status ?? null, limit, offset: fromEnd ? total - offset - limit : offset }) as ClientRow[];
   return { total, rows };
+}
+
+/** The rowids of one page: a walk of a covering index (listing or status), never of whole rows. */
+export function pageRowidsSql(byStatus: boolean, fromEnd: boolean): string {
+  return `SELECT rowid FROM clients ${byStatus ? 'WHERE status = @status' : ''} ${fromEnd ? REVERSE_ORDER : ORDER} LIMIT @limit OFFSET @offset`;
 }
 
 /**

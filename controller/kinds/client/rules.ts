@@ -2,6 +2,7 @@ import { ValidationError } from '../../errors.ts';
 import { formatProblem } from '../../errors.ts';
 import type { SchemaRegistry } from '../../manifest/validator.ts';
 import type { Problem } from '../../types.ts';
+import { validateSections } from '../dashboard/charts.ts';
 import type { ClientSpec, VdmSpec } from './types.ts';
 
 /** A VDM's display name; an unnamed VDM is called after its position. */
@@ -14,22 +15,28 @@ export function sectionName(name: string | undefined, index: number): string {
   return name ?? `Section ${index + 1}`;
 }
 
-/** Rules beyond the schema that need no store: names that identify VDMs and dashboards are unique. */
+/** Rules beyond the schema that need no store: unique VDM and dashboard names, the chart rules of the dashboard kind. */
 export function clientRules(spec: ClientSpec): Problem[] {
   const problems: Problem[] = [];
+  // Tolerant of input the schema rejected, so both lists can be reported at once.
+  const vdms = Array.isArray(spec.vdm) ? spec.vdm : [];
   const seen = new Map<string, number>();
-  spec.vdm.forEach((v, i) => {
+  vdms.forEach((v, i) => {
+    if (!isObject(v)) return;
     const name = vdmName(v, i);
     const first = seen.get(name);
     if (first !== undefined) problems.push({ path: `vdm[${i}].name`, message: `vdm[${i}].name "${name}" is also the name of vdm[${first}]` });
     else seen.set(name, i);
   });
   const dashboards = new Map<string, number>();
-  (spec.dashboards ?? []).forEach((d, i) => {
+  (Array.isArray(spec.dashboards) ? spec.dashboards : []).forEach((d, i) => {
+    if (!isObject(d)) return;
     const first = dashboards.get(d.name);
     if (first !== undefined) {
       problems.push({ path: `dashboards[${i}].name`, message: `dashboards[${i}].name "${d.name}" is also the name of dashboards[${first}]` });
     } else dashboards.set(d.name, i);
+    // Chart rules that need no VDM (types, drill-downs, card/bubble); fields are checked when deploying.
+    problems.push(...validateSections(d.sections, undefined, `dashboards[${i}].sections`));
   });
   return problems;
 }
@@ -58,8 +65,9 @@ export function parseOnboardingPackage(schemas: SchemaRegistry, body: unknown): 
   if (isObject(raw) && typeof raw.clientId === 'string') raw.clientId = normalizeClientId(raw.clientId);
   const copy: unknown = structuredClone(raw);
   const result = schemas.validate<ClientSpec>('client', copy);
-  if (!result.ok) throw validationFailed(result.problems);
-  const problems = clientRules(result.value);
+  const rules = isObject(copy) ? clientRules(copy as ClientSpec) : [];
+  if (!result.ok) throw validationFailed([...result.problems, ...rules]);
+  const problems = rules;
   if (problems.length) throw validationFailed(problems);
   return { raw: raw as Record<string, unknown>, spec: result.value };
 }

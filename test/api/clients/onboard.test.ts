@@ -100,6 +100,24 @@ describe('POST /v1/sdk/client/onboard', () => {
     });
     const dupes = await post(onboardingPackage('ACME', { vdm: [{ name: 'A' }, { name: 'A' }] }));
     expect(dupes.json()).toEqual({ success: false, error: 'Validation failed: vdm[1].name "A" is also the name of vdm[0]' });
+    const charts = packageWithDashboard('ACME');
+    const section = (charts.dashboards as { sections: { charts: Record<string, unknown>[] }[] }[])[0].sections[0];
+    section.charts[0].type = 'pie-chart-3d';
+    section.charts[1].grid = { width: 13 };
+    const chartProblems = await post(charts);
+    expect(chartProblems.json()).toEqual({
+      success: false,
+      error:
+        'Validation failed: dashboards[0].sections[0].charts[1].grid.width must be <= 12; ' +
+        'dashboards[0].sections[0].charts[0].type "pie-chart-3d" is not a chart type: use a name or CH code of GET /v1/sdk/chart-types',
+    });
+    delete section.charts[1].grid;
+    const chartType = await post(charts);
+    expect(chartType.json()).toEqual({
+      success: false,
+      error:
+        'Validation failed: dashboards[0].sections[0].charts[0].type "pie-chart-3d" is not a chart type: use a name or CH code of GET /v1/sdk/chart-types',
+    });
     const notObject = await post([1, 2]);
     expect(notObject.json()).toEqual({ success: false, error: 'Validation failed: body must be object' });
     expect(snapshot(t.rt.db)).toEqual(before);
