@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../controller/config.ts';
+import { authFor } from '../controller/auth/runtime-auth.ts';
 import { createLogger } from '../controller/log.ts';
 import { Runtime } from '../controller/runtime.ts';
 import { buildApp } from './app.ts';
@@ -15,6 +16,12 @@ export interface Server {
 export async function startServer(config: Config): Promise<Server> {
   const log = createLogger({ level: config.logLevel });
   const runtime = new Runtime({ config, log });
+  const auth = authFor(runtime);
+  if (config.adminUser && config.adminPassword) {
+    const admin = await auth.ensureAdmin(config.adminUser, config.adminPassword);
+    if (admin) log.info({ userId: admin.userId, username: admin.username }, 'first admin created');
+  }
+  await auth.warmUp();
   const app = await buildApp({ runtime, logger: log });
   const url = await app.listen({ host: config.host, port: config.port });
   log.info({ url, manifests: runtime.source.root, db: config.dbPath, git: config.git?.url }, 'listening');

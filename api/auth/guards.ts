@@ -1,14 +1,42 @@
-import type { FastifyInstance, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import { authFor } from '../../controller/auth/runtime-auth.ts';
+import { matchesHash } from '../../controller/auth/secrets.ts';
+import { SESSION_COOKIE, readCookie } from './cookies.ts';
 import './types.ts';
+
+/** The key from `Authorization: Bearer <key>` or `x-api-key: <key>`. */
+export function presentedApiKey(req: FastifyRequest): string | undefined {
+  const auth = req.headers.authorization;
+  if (typeof auth === 'string') {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+    if (m) return m[1];
+  }
+  const header = req.headers['x-api-key'];
+  const value = Array.isArray(header) ? header[0] : header;
+  return value?.trim() || undefined;
+}
 
 /**
  * preHandler for API-key endpoints (A): `Authorization: Bearer <key>` or `x-api-key: <key>`.
- * Sets `req.principal`; answers 401 {error:'API key required' | 'Invalid API key' | 'API key expired'}.
- * (Implemented by the authentication issue.)
+ * Sets `req.principal`; answers 401 {error:'API key required' | 'Invalid API key' | 'API key expired'},
+ * 429 {error:'Rate limit exceeded'} with Retry-After past the per-key limit.
  */
-export function requireApiKey(_app: FastifyInstance): preHandlerAsyncHookHandler {
-  return async (_req, reply) => {
-    await reply.status(401).send({ error: 'API key required' });
+export function requireApiKey(app: FastifyInstance): preHandlerAsyncHookHandler {
+  return async (req, reply) => {
+    const result = authFor(app.runtime).authenticateKey(presentedApiKey(req));
+    if (!result.ok) {
+      if (result.status === 429) void reply.header('retry-after', String(result.retryAfterSeconds));
+      return reply.status(result.status).send({ error: result.error });
+    }
+    const { key } = result;
+    req.principal = {
+      userId: key.userId,
+      username: key.username,
+      role: key.role,
+      via: 'apiKey',
+      keyId: key.keyId,
+      ...(key.clientId ? { clientScope: key.clientId } : {}),
+    };
   };
 }
 
@@ -20,12 +48,30 @@ export interface SessionGuardOptions {
 }
 
 /**
- * preHandler for browser-session endpoints (S): cookie LASID, header CTN, and `{userId}` in the
- * path equal to the session's user. Sets `req.principal`; 401 Session required, 403 Invalid CSRF token,
- * 403 for another user's path or a missing role. (Implemented by the authentication issue.)
+ * preHandler for browser-session endpoints (S), checked in this order: cookie LASID (401
+ * Session required), header CTN (403 Invalid CSRF token), `{userId}` in the path equal to the
+ * session's user (403 Forbidden), the role (403 Admin role required). Sets `req.principal`.
  */
-export function requireSession(_app: FastifyInstance, _opts: SessionGuardOptions = {}): preHandlerAsyncHookHandler {
-  return async (_req, reply) => {
-    await reply.status(401).send({ success: false, error: 'Session required' });
+export function requireSession(app: FastifyInstance, opts: SessionGuardOptions = {}): preHandlerAsyncHookHandler {
+  const checkCsrf = opts.csrf ?? true;
+  return async (req, reply) => {
+    const sessionId = readCookie(req, SESSION_COOKIE);
+    const session = sessionId ? authFor(app.runtime).sessions.find(sessionId) : undefined;
+    if (!session) return reply.status(401).send({ success: false, error: 'Session required' });
+    if (checkCsrf) {
+      const header = req.headers.ctn;
+      const presented = Array.isArray(header) ? header[0] : header;
+      if (!presented || !matchesHash(presented, session.csrfHash)) {
+        return reply.status(403).send({ success: false, error: 'Invalid CSRF token' });
+      }
+    }
+    const params = req.params as Record<string, string | undefined> | undefined;
+    if (params?.userId !== undefined && params.userId !== session.userId) {
+      return reply.status(403).send({ success: false, error: 'Forbidden' });
+    }
+    if (opts.role === 'admin' && session.role !== 'admin') {
+      return reply.status(403).send({ success: false, error: 'Admin role required' });
+    }
+    req.principal = { userId: session.userId, username: session.username, role: session.role, via: 'session' };
   };
 }

@@ -1,4 +1,88 @@
 import type { FastifyInstance } from 'fastify';
+import { authFor } from '../../controller/auth/runtime-auth.ts';
+import { ForbiddenError, NotFoundError, ValidationError } from '../../controller/errors.ts';
+import type { Problem } from '../../controller/types.ts';
+import { requireSession } from '../auth/guards.ts';
+import type { Principal } from '../auth/types.ts';
 
-// Filled in by its issue.
-export default async function routes(_app: FastifyInstance): Promise<void> {}
+const CLIENT_ID = /^[A-Z0-9][A-Z0-9_-]{0,63}$/;
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+
+interface CreateKeyBody {
+  label: string;
+  targetUserId?: string;
+  expiresAt?: string;
+  clientId?: string;
+}
+
+/** Checks the body of spec 4.7; every problem is reported with its field. */
+export function parseCreateKey(body: unknown, now: Date): CreateKeyBody {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new ValidationError([{ path: '', message: 'Request body must be a JSON object with a label' }]);
+  }
+  const b = body as Record<string, unknown>;
+  const problems: Problem[] = [];
+  const out: Partial<CreateKeyBody> = {};
+  if (b.label === undefined || b.label === null) problems.push({ path: 'label', message: 'is required' });
+  else if (typeof b.label !== 'string') problems.push({ path: 'label', message: 'must be a string' });
+  else if (!b.label.trim()) problems.push({ path: 'label', message: 'is required' });
+  else if (b.label.length > 200) problems.push({ path: 'label', message: 'must be at most 200 characters' });
+  else out.label = b.label.trim();
+
+  for (const field of ['targetUserId', 'expiresAt', 'clientId'] as const) {
+    if (b[field] !== undefined && b[field] !== null && typeof b[field] !== 'string') problems.push({ path: field, message: 'must be a string' });
+  }
+  if (typeof b.targetUserId === 'string' && b.targetUserId) out.targetUserId = b.targetUserId;
+  if (typeof b.expiresAt === 'string' && b.expiresAt) {
+    const at = Date.parse(b.expiresAt);
+    if (!ISO_8601.test(b.expiresAt) || Number.isNaN(at)) problems.push({ path: 'expiresAt', message: 'must be an ISO 8601 date-time' });
+    else if (at <= now.getTime()) problems.push({ path: 'expiresAt', message: 'must be in the future' });
+    else out.expiresAt = new Date(at).toISOString();
+  }
+  if (typeof b.clientId === 'string' && b.clientId) {
+    const clientId = b.clientId.trim().toUpperCase();
+    if (!CLIENT_ID.test(clientId)) problems.push({ path: 'clientId', message: 'must be 1 to 64 letters, digits, "_" or "-"' });
+    else out.clientId = clientId;
+  }
+  if (problems.length) throw new ValidationError(problems);
+  return out as CreateKeyBody;
+}
+
+function caller(principal: Principal | undefined): Principal {
+  if (!principal) throw new Error('session guard did not set a principal');
+  return principal;
+}
+
+/** API-key management (spec 4.7, 4.8, and the listing of DESIGN.md); every route is S with CTN. */
+export default async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
+  const session = requireSession(app);
+
+  app.post<{ Params: { userId: string } }>('/v1/api-keys/:userId', { preHandler: session }, async (req, reply) => {
+    const me = caller(req.principal);
+    const auth = authFor(app.runtime);
+    const body = parseCreateKey(req.body, app.runtime.clock());
+    const target = body.targetUserId ?? me.userId;
+    if (target !== me.userId) {
+      if (me.role !== 'admin') throw new ForbiddenError('Admin role required');
+      if (!auth.users.get(target)) throw new NotFoundError(`User ${target} not found`);
+    }
+    const key = auth.createKey({ userId: target, label: body.label, clientId: body.clientId, expiresAt: body.expiresAt, createdBy: me.userId });
+    req.log.info({ keyId: key.keyId, userId: target, by: me.userId }, 'api key created');
+    return reply.status(201).send({ success: true, keyId: key.keyId, keyPrefix: key.keyPrefix, label: key.label, apiKey: key.apiKey });
+  });
+
+  app.delete<{ Params: { userId: string; keyId: string } }>('/v1/api-keys/:userId/:keyId', { preHandler: session }, async (req) => {
+    const me = caller(req.principal);
+    const auth = authFor(app.runtime);
+    const key = auth.keys.get(req.params.keyId);
+    if (!key || (key.userId !== me.userId && me.role !== 'admin')) throw new NotFoundError(`API key ${req.params.keyId} not found`);
+    auth.revokeKey(key.keyId);
+    req.log.info({ keyId: key.keyId, by: me.userId }, 'api key revoked');
+    return { success: true, keyId: key.keyId, revoked: true };
+  });
+
+  app.get<{ Params: { userId: string } }>('/v1/api-keys/:userId', { preHandler: session }, async (req) => {
+    const me = caller(req.principal);
+    return { success: true, keys: authFor(app.runtime).listKeys(me.userId) };
+  });
+}

@@ -1,4 +1,93 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { authFor } from '../../controller/auth/runtime-auth.ts';
+import type { RotatedTokens } from '../../controller/auth/sessions.ts';
+import { ValidationError } from '../../controller/errors.ts';
+import type { Problem } from '../../controller/types.ts';
+import { ACCESS_COOKIE, REFRESH_COOKIE, REFRESH_PATH, SESSION_COOKIE, isHttps, readCookie, serializeCookie, setCookies } from '../auth/cookies.ts';
+import { requireSession } from '../auth/guards.ts';
 
-// Filled in by its issue.
-export default async function routes(_app: FastifyInstance): Promise<void> {}
+const INVALID_LOGIN = { success: false, error: 'Invalid username or password' } as const;
+const SESSION_REQUIRED = { success: false, error: 'Session required' } as const;
+
+function loginBody(body: unknown): { username: string; password: string } {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new ValidationError([{ path: '', message: 'Request body must be a JSON object with username and password' }]);
+  }
+  const b = body as Record<string, unknown>;
+  const problems: Problem[] = [];
+  for (const field of ['username', 'password'] as const) {
+    if (b[field] === undefined || b[field] === null || b[field] === '') problems.push({ path: field, message: 'is required' });
+    else if (typeof b[field] !== 'string') problems.push({ path: field, message: 'must be a string' });
+    else if ((b[field] as string).length > 1024) problems.push({ path: field, message: 'must be at most 1024 characters' });
+  }
+  if (problems.length) throw new ValidationError(problems);
+  return { username: b.username as string, password: b.password as string };
+}
+
+function tokenCookies(req: FastifyRequest, tokens: RotatedTokens & { sessionId?: string }): string[] {
+  const secure = isHttps(req);
+  const cookies = [
+    serializeCookie(ACCESS_COOKIE, tokens.accessToken, { secure, expires: tokens.accessExpiresAt }),
+    serializeCookie(REFRESH_COOKIE, tokens.refreshToken, { secure, expires: tokens.expiresAt, path: REFRESH_PATH }),
+  ];
+  if (tokens.sessionId) cookies.unshift(serializeCookie(SESSION_COOKIE, tokens.sessionId, { secure, expires: tokens.expiresAt }));
+  return cookies;
+}
+
+function clearCookies(req: FastifyRequest, reply: FastifyReply): void {
+  const secure = isHttps(req);
+  const past = new Date(0);
+  setCookies(reply, [
+    serializeCookie(SESSION_COOKIE, '', { secure, expires: past }),
+    serializeCookie(ACCESS_COOKIE, '', { secure, expires: past }),
+    serializeCookie(REFRESH_COOKIE, '', { secure, expires: past, path: REFRESH_PATH }),
+  ]);
+}
+
+/**
+ * Browser sessions: login (cookies LASID, ATN, RTN and a CSRF token for the CTN header),
+ * refresh (rotates ATN, RTN and the CSRF token), logout (revoked in the store).
+ */
+export default async function authRoutes(app: FastifyInstance): Promise<void> {
+  app.post('/v1/auth/login', async (req, reply) => {
+    const { username, password } = loginBody(req.body);
+    const result = await authFor(app.runtime).login(username, password, req.ip);
+    if (!result.ok) {
+      if (result.status === 429) {
+        return reply
+          .status(429)
+          .header('retry-after', String(result.retryAfterSeconds))
+          .send({ success: false, error: `Too many failed logins; retry in ${result.retryAfterSeconds} s` });
+      }
+      req.log.info({ username }, 'login refused');
+      return reply.status(401).send(INVALID_LOGIN);
+    }
+    req.log.info({ userId: result.user.userId }, 'login');
+    setCookies(reply, tokenCookies(req, result.tokens));
+    return { success: true, userId: result.user.userId, csrfToken: result.tokens.csrfToken };
+  });
+
+  app.post('/v1/auth/refresh', async (req, reply) => {
+    const refreshToken = readCookie(req, REFRESH_COOKIE);
+    const result = refreshToken ? authFor(app.runtime).sessions.refresh(refreshToken) : undefined;
+    if (!result?.ok) {
+      if (result?.reason === 'reused') req.log.warn('refresh token reused: session revoked');
+      clearCookies(req, reply);
+      return reply.status(401).send(SESSION_REQUIRED);
+    }
+    setCookies(reply, tokenCookies(req, result.tokens));
+    return { success: true, userId: result.userId, csrfToken: result.tokens.csrfToken };
+  });
+
+  app.post('/v1/auth/logout', async (req, reply) => {
+    authFor(app.runtime).sessions.revoke({ sessionId: readCookie(req, SESSION_COOKIE), refreshToken: readCookie(req, REFRESH_COOKIE) });
+    clearCookies(req, reply);
+    return { success: true };
+  });
+
+  /** Who the session belongs to (the UI asks after a reload). */
+  app.get('/v1/auth/session', { preHandler: requireSession(app) }, async (req) => {
+    const p = req.principal;
+    return { success: true, userId: p?.userId, username: p?.username, role: p?.role };
+  });
+}

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { parseDocument } from 'yaml';
@@ -43,6 +44,36 @@ export async function readManifestFile(absPath: string): Promise<Buffer | null |
     return await handle.readFile();
   } finally {
     await handle.close();
+  }
+}
+
+/**
+ * The synchronous twin of readManifestFile, for scanning thousands of small files: one
+ * open/fstat/read/close each on the calling thread is several times faster than the async
+ * round trips through the thread pool. Callers yield between chunks.
+ */
+export function readManifestFileSync(absPath: string): Buffer | null | 'too-large' {
+  let fd: number;
+  try {
+    fd = openSync(absPath, 'r');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'EISDIR') return null;
+    throw err;
+  }
+  try {
+    const { size } = fstatSync(fd);
+    if (size > MAX_MANIFEST_BYTES) return 'too-large';
+    const buf = Buffer.allocUnsafe(size);
+    let off = 0;
+    while (off < size) {
+      const n = readSync(fd, buf, off, size - off, off);
+      if (n === 0) break;
+      off += n;
+    }
+    return off === size ? buf : buf.subarray(0, off);
+  } finally {
+    closeSync(fd);
   }
 }
 

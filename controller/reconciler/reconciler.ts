@@ -2,7 +2,8 @@ import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
 import { boundMessage, formatProblem, StepError } from '../errors.ts';
 import { realScheduler, systemClock, type Scheduler } from '../clock.ts';
-import { isManifestPath, parseManifest, readManifestFile, sha256, type LoadResult } from '../manifest/loader.ts';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { isManifestPath, parseManifest, readManifestFile, readManifestFileSync, sha256, type LoadResult } from '../manifest/loader.ts';
 import type { SchemaRegistry } from '../manifest/validator.ts';
 import { IdAllocator } from '../store/ids.ts';
 import type { Store } from '../store/db.ts';
@@ -267,23 +268,27 @@ export class Reconciler extends EventEmitter implements SourceSink {
     index?: Map<string, { key: string; hash: string | null; phase: Phase }[]>,
   ): Promise<string[]> {
     const keys: string[] = [];
-    const batch = 64;
-    for (let i = 0; i < paths.length; i += batch) {
-      const results = await Promise.all(paths.slice(i, i + batch).map((p) => this.#scan(p, meta, report, index)));
-      for (const k of results) if (k) keys.push(k);
+    const chunk = 256;
+    for (let i = 0; i < paths.length; i += chunk) {
+      // Yield between chunks so a large sync never holds the event loop (HTTP keeps answering).
+      if (i > 0) await yieldToLoop();
+      for (const p of paths.slice(i, i + chunk)) {
+        const k = this.#scan(p, meta, report, index);
+        if (k) keys.push(k);
+      }
     }
     report.scanned += paths.length;
     return keys;
   }
 
   /** Reads one path; returns the key to reconcile, or undefined (unchanged, invalid, gone). */
-  async #scan(
+  #scan(
     path: string,
     meta: SourceMeta,
     report: SyncReport,
     index?: Map<string, { key: string; hash: string | null; phase: Phase }[]>,
-  ): Promise<string | undefined> {
-    const bytes = await readManifestFile(join(this.#root, path));
+  ): string | undefined {
+    const bytes = readManifestFileSync(join(this.#root, path));
     if (bytes === null) return undefined;
     const known = index ? (index.get(path) ?? []) : this.status.byPath(path);
     const prevKey = known.find((r) => !r.key.startsWith(INVALID_PREFIX))?.key;
@@ -306,8 +311,8 @@ export class Reconciler extends EventEmitter implements SourceSink {
       return undefined;
     }
     const owner = this.#desired.get(result.key);
-    if (owner && owner.path !== path && (await readManifestFile(join(this.#root, owner.path))) !== null) {
-      this.#markInvalid(path, prevKey, [{ path: 'metadata.name', message: `${result.key} is already defined in ${owner.path}` }], result, report);
+    if (owner && owner.path !== path && readManifestFileSync(join(this.#root, owner.path)) !== null) {
+      this.#markInvalid(path, prevKey, [{ path: '', message: `${result.key} is already defined in ${owner.path}` }], result, report);
       return undefined;
     }
     if (prevKey && prevKey !== result.key) {

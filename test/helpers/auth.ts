@@ -1,4 +1,7 @@
-import type { TestApp } from './runtime.ts';
+import { randomBytes } from 'node:crypto';
+import { authFor } from '../../controller/auth/runtime-auth.ts';
+import type { ScryptCost } from '../../controller/auth/passwords.ts';
+import type { TestApp, TestRuntime } from './runtime.ts';
 
 export interface TestUser {
   userId: string;
@@ -21,11 +24,79 @@ export interface TestSession extends TestUser {
   headers: Record<string, string>;
 }
 
-// Implemented by the authentication issue: create a user (in the store) and a key / a session for it.
-export async function createUserWithKey(_t: TestApp, _opts: { role?: 'admin' | 'member'; clientId?: string; username?: string } = {}): Promise<TestKey> {
-  throw new Error('createUserWithKey: authentication not implemented yet');
+/** Cheap scrypt for test users, so suites stay fast (the stored hash names its own cost). */
+export const TEST_PASSWORD_COST: ScryptCost = { N: 1024, r: 8, p: 1 };
+
+let seq = 0;
+/** Passwords of users the helpers created, so `loginAs` with the same username logs in again. */
+const passwords = new Map<string, string>();
+
+/** Creates (or reuses) a user in the store and returns it with its password. */
+export async function createTestUser(
+  t: TestRuntime,
+  opts: { role?: 'admin' | 'member'; username?: string; password?: string } = {},
+): Promise<TestUser & { password: string }> {
+  const auth = authFor(t.rt);
+  const username = opts.username ?? `user${++seq}-${randomBytes(3).toString('hex')}`;
+  const memo = `${t.rt.config.dbPath}|${username.toLowerCase()}`;
+  const existing = auth.users.findByName(username);
+  if (existing) {
+    const password = opts.password ?? passwords.get(memo);
+    if (!password) throw new Error(`createTestUser: ${username} exists but its password is unknown`);
+    return { userId: existing.userId, username: existing.username, role: existing.role, password };
+  }
+  const password = opts.password ?? `pw-${randomBytes(12).toString('hex')}`;
+  const user = await auth.users.create({ username, password, role: opts.role ?? 'admin', cost: TEST_PASSWORD_COST });
+  passwords.set(memo, password);
+  return { userId: user.userId, username: user.username, role: user.role, password };
 }
 
-export async function loginAs(_t: TestApp, _opts: { role?: 'admin' | 'member'; username?: string } = {}): Promise<TestSession> {
-  throw new Error('loginAs: authentication not implemented yet');
+/**
+ * A user (role `admin` unless told) and an API key for it, optionally scoped to `clientId`.
+ * `headers` is ready for `app.inject({ headers })` on an A endpoint.
+ */
+export async function createUserWithKey(t: TestApp | TestRuntime, opts: { role?: 'admin' | 'member'; clientId?: string; username?: string } = {}): Promise<TestKey> {
+  const user = await createTestUser(t, opts);
+  const key = authFor(t.rt).createKey({ userId: user.userId, label: 'test key', clientId: opts.clientId?.toUpperCase(), createdBy: user.userId });
+  return {
+    userId: user.userId,
+    username: user.username,
+    role: user.role,
+    apiKey: key.apiKey,
+    keyId: key.keyId,
+    headers: { authorization: `Bearer ${key.apiKey}` },
+  };
+}
+
+/** Parses `Set-Cookie` headers of an inject response into name → value. */
+export function cookiesOf(setCookie: string | string[] | number | undefined): Record<string, string> {
+  const list = setCookie === undefined ? [] : Array.isArray(setCookie) ? setCookie : [String(setCookie)];
+  const out: Record<string, string> = {};
+  for (const c of list) {
+    const [pair] = c.split(';');
+    const eq = pair.indexOf('=');
+    if (eq > 0) out[pair.slice(0, eq).trim()] = decodeURIComponent(pair.slice(eq + 1).trim());
+  }
+  return out;
+}
+
+/**
+ * A user (role `admin` unless told) logged in through `POST /v1/auth/login`.
+ * `headers` ({ cookie, ctn }) is ready for an S endpoint; put `userId` in the path.
+ */
+export async function loginAs(t: TestApp, opts: { role?: 'admin' | 'member'; username?: string } = {}): Promise<TestSession> {
+  const user = await createTestUser(t, opts);
+  const res = await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { username: user.username, password: user.password } });
+  if (res.statusCode !== 200) throw new Error(`loginAs: login answered ${res.statusCode} ${res.body}`);
+  const body = res.json() as { userId: string; csrfToken: string };
+  const jar = cookiesOf(res.headers['set-cookie']);
+  const cookie = ['LASID', 'ATN', 'RTN'].map((n) => `${n}=${jar[n] ?? ''}`).join('; ');
+  return {
+    userId: body.userId,
+    username: user.username,
+    role: user.role,
+    csrfToken: body.csrfToken,
+    cookie,
+    headers: { cookie, ctn: body.csrfToken },
+  };
 }

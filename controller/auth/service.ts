@@ -1,0 +1,238 @@
+import type { Database } from 'better-sqlite3';
+import { realScheduler, type Cancel, type Scheduler } from '../clock.ts';
+import { parseDuration } from '../config.ts';
+import { silentLogger, type Logger } from '../log.ts';
+import type { Clock } from '../types.ts';
+import { isWellFormedApiKey } from './api-key-text.ts';
+import { ApiKeyStore, type ApiKeyInfo, type ApiKeyRecord } from './api-keys.ts';
+import { hashPassword, verifyPassword, type ScryptCost } from './passwords.ts';
+import { TokenBuckets, WindowCounter } from './rate-limit.ts';
+import { sha256 } from './secrets.ts';
+import { SessionStore, type SessionTokens, type SessionTtls } from './sessions.ts';
+import { UserStore, type User } from './users.ts';
+
+export interface LoginLimits {
+  /** Failed logins allowed per username per window. */
+  perUsername: number;
+  /** Failed logins allowed per client IP per window. */
+  perIp: number;
+  windowMs: number;
+}
+
+export interface AuthSettings {
+  /** Requests per second per API key (token bucket, burst = one second's worth); 0 = no limit. */
+  keyRateLimit: number;
+  /** How long a key lookup is trusted from memory (a revoke in this process drops it at once). */
+  keyCacheTtlMs: number;
+  /** `lastUsedAt` values are written at most this often, in one transaction. */
+  lastUsedFlushMs: number;
+  login: LoginLimits;
+  sessionTtls: Partial<SessionTtls>;
+  passwordCost?: ScryptCost;
+}
+
+export const DEFAULT_AUTH_SETTINGS: AuthSettings = {
+  keyRateLimit: 5000,
+  keyCacheTtlMs: 30_000,
+  lastUsedFlushMs: 1000,
+  login: { perUsername: 10, perIp: 50, windowMs: 15 * 60_000 },
+  sessionTtls: {},
+};
+
+/** Settings from the environment: BI_API_KEY_RATE_LIMIT, BI_SESSION_TTL, BI_SESSION_MAX_AGE, BI_LOGIN_MAX_FAILURES. */
+export function authSettingsFromEnv(env: NodeJS.ProcessEnv): Partial<AuthSettings> {
+  const out: Partial<AuthSettings> = {};
+  const rate = Number(env.BI_API_KEY_RATE_LIMIT);
+  if (env.BI_API_KEY_RATE_LIMIT && Number.isFinite(rate) && rate >= 0) out.keyRateLimit = rate;
+  const failures = Number(env.BI_LOGIN_MAX_FAILURES);
+  if (env.BI_LOGIN_MAX_FAILURES && Number.isInteger(failures) && failures > 0) {
+    out.login = { ...DEFAULT_AUTH_SETTINGS.login, perUsername: failures, perIp: failures * 5 };
+  }
+  const ttls: Partial<SessionTtls> = {};
+  if (env.BI_SESSION_TTL) ttls.sessionMs = parseDuration(env.BI_SESSION_TTL, 8 * 3_600_000);
+  if (env.BI_SESSION_MAX_AGE) ttls.absoluteMs = parseDuration(env.BI_SESSION_MAX_AGE, 7 * 24 * 3_600_000);
+  if (Object.keys(ttls).length) out.sessionTtls = ttls;
+  return out;
+}
+
+export type KeyCheck =
+  | { ok: true; key: ApiKeyRecord }
+  | { ok: false; status: 401; error: 'API key required' | 'Invalid API key' | 'API key expired' }
+  | { ok: false; status: 429; error: 'Rate limit exceeded'; retryAfterSeconds: number };
+
+export type LoginResult =
+  | { ok: true; user: User; tokens: SessionTokens }
+  | { ok: false; status: 401 }
+  | { ok: false; status: 429; retryAfterSeconds: number };
+
+interface CachedKey {
+  key: ApiKeyRecord;
+  expiresAtMs: number | null;
+  cachedAt: number;
+}
+
+const MAX_CACHED_KEYS = 10_000;
+
+/**
+ * Everything authentication keeps in memory around the store: the key-lookup cache, the
+ * batched `lastUsedAt` writes, the rate limiters, and the dummy hash that makes an unknown
+ * user cost as much as a wrong password.
+ */
+export class AuthService {
+  readonly users: UserStore;
+  readonly keys: ApiKeyStore;
+  readonly sessions: SessionStore;
+  readonly settings: AuthSettings;
+  readonly #clock: Clock;
+  readonly #scheduler: Scheduler;
+  readonly #log: Logger;
+  readonly #cache = new Map<string, CachedKey>();
+  readonly #hashByKeyId = new Map<string, string>();
+  readonly #pendingLastUsed = new Map<string, string>();
+  #flushTimer: Cancel | undefined;
+  readonly #keyLimiter: TokenBuckets;
+  readonly #loginByIp: WindowCounter;
+  readonly #loginByName: WindowCounter;
+  #dummyHash: Promise<string> | undefined;
+  #closed = false;
+
+  constructor(opts: { db: Database; clock: Clock; scheduler?: Scheduler; log?: Logger; settings?: Partial<AuthSettings> }) {
+    this.#clock = opts.clock;
+    this.#scheduler = opts.scheduler ?? realScheduler;
+    this.#log = opts.log ?? silentLogger();
+    this.settings = { ...DEFAULT_AUTH_SETTINGS, ...opts.settings };
+    this.users = new UserStore({ db: opts.db, clock: opts.clock });
+    this.keys = new ApiKeyStore({ db: opts.db, clock: opts.clock });
+    this.sessions = new SessionStore({ db: opts.db, clock: opts.clock, ttls: this.settings.sessionTtls });
+    this.#keyLimiter = new TokenBuckets({ ratePerSecond: this.settings.keyRateLimit, clock: opts.clock });
+    const { login } = this.settings;
+    this.#loginByIp = new WindowCounter({ limit: login.perIp, windowMs: login.windowMs, clock: opts.clock });
+    this.#loginByName = new WindowCounter({ limit: login.perUsername, windowMs: login.windowMs, clock: opts.clock });
+  }
+
+  // ---- API keys -------------------------------------------------------------------------
+
+  /** Authenticates a presented key: shape and checksum first, then the cache, then the store. */
+  authenticateKey(presented: string | undefined): KeyCheck {
+    if (!presented) return { ok: false, status: 401, error: 'API key required' };
+    if (!isWellFormedApiKey(presented)) return { ok: false, status: 401, error: 'Invalid API key' };
+    const now = this.#clock().getTime();
+    const hash = sha256(presented);
+    let cached = this.#cache.get(hash);
+    if (!cached || now - cached.cachedAt > this.settings.keyCacheTtlMs) {
+      const key = this.keys.byHash(hash);
+      if (!key || key.revoked) {
+        this.#forget(hash);
+        return { ok: false, status: 401, error: 'Invalid API key' };
+      }
+      cached = { key, expiresAtMs: key.expiresAt ? Date.parse(key.expiresAt) : null, cachedAt: now };
+      if (this.#cache.size >= MAX_CACHED_KEYS) this.#evictOldest();
+      this.#cache.set(hash, cached);
+      this.#hashByKeyId.set(key.keyId, hash);
+    }
+    if (cached.expiresAtMs !== null && cached.expiresAtMs <= now) return { ok: false, status: 401, error: 'API key expired' };
+    const admission = this.#keyLimiter.take(cached.key.keyId);
+    if (!admission.ok) return { ok: false, status: 429, error: 'Rate limit exceeded', retryAfterSeconds: admission.retryAfterSeconds };
+    this.#markUsed(cached.key.keyId, new Date(now).toISOString());
+    return { ok: true, key: cached.key };
+  }
+
+  createKey(opts: { userId: string; label: string; clientId?: string; expiresAt?: string; createdBy: string }): ApiKeyInfo & { apiKey: string } {
+    return this.keys.create(opts);
+  }
+
+  /** Soft-deletes the key and drops its cache entry, so the very next request with it fails. */
+  revokeKey(keyId: string): void {
+    this.keys.revoke(keyId);
+    const hash = this.#hashByKeyId.get(keyId);
+    if (hash) this.#forget(hash);
+    this.#keyLimiter.forget(keyId);
+    this.#pendingLastUsed.delete(keyId);
+  }
+
+  /** A user's keys, with `lastUsedAt` values not yet flushed to the store. */
+  listKeys(userId: string): ApiKeyInfo[] {
+    return this.keys.listForUser(userId).map((k) => {
+      const pending = this.#pendingLastUsed.get(k.keyId);
+      return pending && (!k.lastUsedAt || pending > k.lastUsedAt) ? { ...k, lastUsedAt: pending } : k;
+    });
+  }
+
+  /** Writes pending `lastUsedAt` values (timer, shutdown, or a test). */
+  flushLastUsed(): void {
+    this.#flushTimer?.();
+    this.#flushTimer = undefined;
+    if (this.#pendingLastUsed.size === 0) return;
+    const batch = new Map(this.#pendingLastUsed);
+    this.#pendingLastUsed.clear();
+    try {
+      this.keys.touchMany(batch);
+    } catch (err) {
+      this.#log.error({ err: (err as Error).message, keys: batch.size }, 'lastUsedAt flush failed');
+    }
+  }
+
+  #markUsed(keyId: string, at: string): void {
+    this.#pendingLastUsed.set(keyId, at);
+    if (this.#flushTimer || this.#closed) return;
+    this.#flushTimer = this.#scheduler(() => {
+      this.#flushTimer = undefined;
+      this.flushLastUsed();
+    }, this.settings.lastUsedFlushMs);
+  }
+
+  #forget(hash: string): void {
+    const entry = this.#cache.get(hash);
+    if (entry) this.#hashByKeyId.delete(entry.key.keyId);
+    this.#cache.delete(hash);
+  }
+
+  #evictOldest(): void {
+    const oldest = this.#cache.keys().next();
+    if (!oldest.done) this.#forget(oldest.value);
+  }
+
+  // ---- users and sessions -----------------------------------------------------------------
+
+  /**
+   * Checks a username and password and opens a session. An unknown user is checked against a
+   * dummy hash, so both failures cost the same and answer the same.
+   */
+  async login(username: string, password: string, ip: string): Promise<LoginResult> {
+    const nameKey = username.toLowerCase();
+    const blocked = [this.#loginByIp.check(ip), this.#loginByName.check(nameKey)].filter((a) => !a.ok);
+    if (blocked.length) {
+      return { ok: false, status: 429, retryAfterSeconds: Math.max(...blocked.map((a) => (a.ok ? 0 : a.retryAfterSeconds))) };
+    }
+    const cred = this.users.credentials(username);
+    const matches = await verifyPassword(password, cred?.passwordHash ?? (await this.#dummy()));
+    if (!cred || !matches) {
+      this.#loginByIp.record(ip);
+      this.#loginByName.record(nameKey);
+      return { ok: false, status: 401 };
+    }
+    this.#loginByName.reset(nameKey);
+    return { ok: true, user: cred.user, tokens: this.sessions.create(cred.user.userId) };
+  }
+
+  /** Creates the first admin from BI_ADMIN_USER / BI_ADMIN_PASSWORD when that user is absent. */
+  async ensureAdmin(username: string, password: string): Promise<User | undefined> {
+    if (this.users.findByName(username)) return undefined;
+    return this.users.create({ username, password, role: 'admin', cost: this.settings.passwordCost });
+  }
+
+  /** Computes the dummy hash ahead of the first login (server start), so even that one is not faster. */
+  async warmUp(): Promise<void> {
+    await this.#dummy();
+  }
+
+  #dummy(): Promise<string> {
+    return (this.#dummyHash ??= hashPassword(sha256(String(Math.random())), this.settings.passwordCost));
+  }
+
+  /** Flushes `lastUsedAt` and stops scheduling (runtime shutdown). */
+  close(): void {
+    this.#closed = true;
+    this.flushLastUsed();
+  }
+}

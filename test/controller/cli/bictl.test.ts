@@ -1,0 +1,77 @@
+import { mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCli } from '../../helpers/cli.ts';
+import { manifest } from '../../helpers/runtime.ts';
+
+describe('bictl', () => {
+  let dir: string;
+  let manifests: string;
+  let flags: string[];
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'bi-cli-'));
+    manifests = join(dir, 'manifests');
+    mkdirSync(manifests);
+    flags = ['--manifests', manifests, '--db', join(dir, 'data', 'bi.sqlite')];
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  const put = (rel: string, content: unknown) => writeFileSync(join(manifests, rel), typeof content === 'string' ? content : stringify(content));
+
+  it('validate passes on the shipped example manifests', async () => {
+    const r = await runCli(['validate', 'manifests']);
+    expect(r).toEqual({ code: 0, out: '5 manifest(s) valid', err: '' });
+  });
+
+  it('validate exits 1 listing every problem with its file and field path', async () => {
+    put('ok.yaml', manifest('CoreModel', 'ok', { name: 'OK' }));
+    put('bad.yaml', manifest('Connection', 'bad', { vendor: 'ORACLE' }));
+    put('broken.yaml', 'a: [');
+    put('dup.yaml', manifest('CoreModel', 'ok', { name: 'again' }));
+    const r = await runCli(['validate', manifests]);
+    expect(r.code).toBe(1);
+    expect(r.err.split('\n')).toEqual([
+      'bad.yaml: spec.name is required',
+      'bad.yaml: spec.vendor must be one of SNOWFLAKE, POSTGRESQL',
+      expect.stringMatching(/^broken\.yaml: YAML syntax error: .*\(line \d+\)$/),
+      'ok.yaml: CoreModel/ok is already defined in dup.yaml',
+      '4 problem(s) in 4 file(s)',
+    ]);
+  });
+
+  it('diff shows the plan, sync applies it, and a second diff has nothing to do', async () => {
+    put('a.yaml', manifest('CoreModel', 'a', { name: 'A' }));
+    put('c.yaml', manifest('Connection', 'c', { name: 'C' }));
+    const diff = await runCli(['diff', ...flags]);
+    expect(diff.code).toBe(0);
+    expect(diff.out).toMatch(/create\s+Connection\/c\s+c\.yaml/);
+    expect(diff.out).toMatch(/2 to create, 0 to update, 0 to prune, 0 invalid$/);
+    const sync = await runCli(['sync', ...flags]);
+    expect(sync).toEqual({ code: 0, out: '2 applied, 0 unchanged, 0 pruned, 0 failed, 0 invalid', err: '' });
+    expect((await runCli(['diff', ...flags])).out).toBe('no changes');
+    expect((await runCli(['sync', ...flags])).out).toBe('0 applied, 2 unchanged, 0 pruned, 0 failed, 0 invalid');
+  });
+
+  it('sync refuses a mass prune until --allow-mass-prune', async () => {
+    for (const n of ['a', 'b', 'c']) put(`${n}.yaml`, manifest('CoreModel', n, { name: n }));
+    await runCli(['sync', ...flags]);
+    for (const n of ['a', 'b', 'c']) unlinkSync(join(manifests, `${n}.yaml`));
+    const refused = await runCli(['sync', ...flags]);
+    expect(refused.code).toBe(1);
+    expect(refused.err).toBe('mass prune refused: 3 of 3 objects would be removed; run bictl sync --allow-mass-prune to confirm');
+    const diff = await runCli(['diff', ...flags]);
+    expect(diff.out).toMatch(/0 to create, 0 to update, 3 to prune, 0 invalid$/);
+    const confirmed = await runCli(['sync', '--allow-mass-prune', ...flags]);
+    expect(confirmed).toEqual({ code: 0, out: '0 applied, 0 unchanged, 3 pruned, 0 failed, 0 invalid', err: '' });
+  });
+
+  it('prints help for every command', async () => {
+    for (const cmd of ['serve', 'validate', 'diff', 'sync']) {
+      const r = await runCli([cmd, '--help']);
+      expect(r.code).toBe(0);
+      expect(r.out).toContain(`Usage: bictl ${cmd}`);
+    }
+  });
+});

@@ -1,0 +1,109 @@
+import { describe, expect, it } from 'vitest';
+import { backoffDelay, DEFAULT_BACKOFF } from '../../../controller/reconciler/backoff.ts';
+import { WorkQueue } from '../../../controller/reconciler/queue.ts';
+import { ManualScheduler } from '../../helpers/clock.ts';
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve = () => {};
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+describe('WorkQueue', () => {
+  it('never runs one key twice at the same time, and runs it again when added meanwhile', async () => {
+    const gates: { resolve: () => void }[] = [];
+    let running = 0;
+    let maxRunning = 0;
+    let runs = 0;
+    const q = new WorkQueue<string>({
+      concurrency: 4,
+      process: async () => {
+        running++;
+        runs++;
+        maxRunning = Math.max(maxRunning, running);
+        const d = deferred();
+        gates.push(d);
+        await d.promise;
+        running--;
+      },
+    });
+    const first = q.add('k');
+    await Promise.resolve();
+    const second = q.add('k'); // while running: marks it dirty
+    const third = q.add('k'); // coalesced with the second
+    expect(gates).toHaveLength(1);
+    gates[0].resolve();
+    await first;
+    await new Promise((r) => setImmediate(r));
+    expect(gates).toHaveLength(2);
+    gates[1].resolve();
+    await Promise.all([second, third]);
+    expect(runs).toBe(2);
+    expect(maxRunning).toBe(1);
+  });
+
+  it('runs different keys in parallel up to the concurrency', async () => {
+    const gates: { resolve: () => void }[] = [];
+    const q = new WorkQueue<string>({
+      concurrency: 2,
+      process: async () => {
+        const d = deferred();
+        gates.push(d);
+        await d.promise;
+      },
+    });
+    const all = ['a', 'b', 'c'].map((k) => q.add(k));
+    await Promise.resolve();
+    expect(gates).toHaveLength(2);
+    gates.forEach((g) => g.resolve());
+    await new Promise((r) => setImmediate(r));
+    expect(gates).toHaveLength(3);
+    gates[2].resolve();
+    await Promise.all(all);
+    await q.idle();
+    expect(q.size).toBe(0);
+  });
+
+  it('keeps going after a process that throws', async () => {
+    let calls = 0;
+    const q = new WorkQueue<string>({
+      process: async () => {
+        calls++;
+        throw new Error('boom');
+      },
+    });
+    await q.add('x');
+    await q.add('x');
+    expect(calls).toBe(2);
+  });
+
+  it('schedules retries through the injected scheduler and replaces an earlier timer', async () => {
+    const s = new ManualScheduler();
+    const seen: string[] = [];
+    const q = new WorkQueue<string>({ scheduler: s.schedule, process: async (k) => void seen.push(k) });
+    q.addAfter('k', 1000);
+    q.addAfter('k', 2000);
+    expect(s.delays).toEqual([1000, 2000]);
+    expect(s.pending).toBe(1);
+    s.fireAll();
+    await q.idle();
+    expect(seen).toEqual(['k']);
+  });
+});
+
+describe('backoffDelay', () => {
+  it('doubles from 1 s and caps at 5 min', () => {
+    const exact = () => 0;
+    expect([1, 2, 3, 4].map((n) => backoffDelay(n, DEFAULT_BACKOFF, exact))).toEqual([1000, 2000, 4000, 8000]);
+    expect(backoffDelay(9, DEFAULT_BACKOFF, exact)).toBe(256_000);
+    expect(backoffDelay(10, DEFAULT_BACKOFF, exact)).toBe(300_000);
+    expect(backoffDelay(50, DEFAULT_BACKOFF, exact)).toBe(300_000);
+  });
+
+  it('jitters downward only, within the policy', () => {
+    expect(backoffDelay(3, DEFAULT_BACKOFF, () => 1)).toBe(3200);
+    expect(backoffDelay(3, DEFAULT_BACKOFF, () => 0.5)).toBe(3600);
+  });
+});

@@ -1,0 +1,268 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { StepError } from '../../../controller/errors.ts';
+import { defaultAppliers } from '../../../controller/kinds/index.ts';
+import type { Applier } from '../../../controller/types.ts';
+import type { Store } from '../../../controller/store/db.ts';
+import { makeTestRuntime, manifest, type TestRuntime } from '../../helpers/runtime.ts';
+
+const core = (name: string, spec: Record<string, unknown> = {}) => manifest('CoreModel', name, { name: `Model ${name}`, ...spec });
+
+/** Every row of every table but the reconciler's own status table, as text. */
+function dump(db: Store): string {
+  const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('manifests') ORDER BY name").all() as { name: string }[]).map(
+    (r) => r.name,
+  );
+  return tables.map((t) => `${t}:${JSON.stringify(db.prepare(`SELECT * FROM "${t}"`).all())}`).join('\n');
+}
+
+describe('Reconciler', () => {
+  let t: TestRuntime;
+  afterEach(async () => t?.close());
+
+  it('applies a new manifest and records its status', async () => {
+    t = await makeTestRuntime();
+    t.write('core/retail.yaml', core('retail'));
+    const report = await t.sync();
+    expect(report.applied).toEqual(['CoreModel/retail']);
+    const s = t.rt.reconciler.status.get('CoreModel/retail');
+    expect(s).toMatchObject({
+      kind: 'CoreModel',
+      name: 'retail',
+      path: 'core/retail.yaml',
+      phase: 'Synced',
+      message: '',
+      attempts: 0,
+      nextRetryAt: null,
+      resourceIds: { modelId: 'SM2026A00001' },
+      lastTransitionAt: '2026-03-01T10:00:00.000Z',
+    });
+    expect(s?.hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(t.rt.db.prepare('SELECT model_id, name FROM core_models').all()).toEqual([{ model_id: 'SM2026A00001', name: 'Model retail' }]);
+  });
+
+  it('is idempotent: a second sync writes nothing, issues no ID and moves no timestamp', async () => {
+    t = await makeTestRuntime();
+    t.write('core/retail.yaml', core('retail'));
+    t.write('conn.yaml', manifest('Connection', 'wh', { name: 'Warehouse' }));
+    await t.sync();
+    const before = dump(t.rt.db);
+    const statusBefore = t.rt.reconciler.listStatus();
+    t.clock.advance(60_000);
+    const report = await t.sync();
+    expect(report).toMatchObject({ applied: [], skipped: 2, pruned: [], failed: [], invalid: [] });
+    expect(dump(t.rt.db)).toBe(before);
+    expect(t.rt.reconciler.listStatus()).toEqual(statusBefore);
+  });
+
+  it('re-formatting a file re-reads it but applies nothing', async () => {
+    t = await makeTestRuntime();
+    t.write('core/retail.yaml', core('retail'));
+    await t.sync();
+    const before = dump(t.rt.db);
+    t.clock.advance(1000);
+    t.write('core/retail.yaml', `# a comment\n${JSON.stringify(core('retail'))}`);
+    await t.sync();
+    expect(dump(t.rt.db)).toBe(before);
+  });
+
+  it('updates in place on an edit, keeping the ID', async () => {
+    t = await makeTestRuntime();
+    t.write('core/retail.yaml', core('retail'));
+    await t.sync();
+    t.clock.advance(1000);
+    t.write('core/retail.yaml', core('retail', { description: 'now with a description' }));
+    await t.sync();
+    expect(t.rt.db.prepare('SELECT model_id, description, created_at, updated_at FROM core_models').all()).toEqual([
+      { model_id: 'SM2026A00001', description: 'now with a description', created_at: '2026-03-01T10:00:00.000Z', updated_at: '2026-03-01T10:00:01.000Z' },
+    ]);
+  });
+
+  it('keeps the last good state when a file turns invalid, and recovers when it is fixed', async () => {
+    t = await makeTestRuntime();
+    t.write('core/retail.yaml', core('retail'));
+    await t.sync();
+    const before = dump(t.rt.db);
+    t.write('core/retail.yaml', 'apiVersion: bi.controller/v1\nkind: CoreModel\nmetadata: {name: retail}\nspec: {name: 42}\n');
+    const report = await t.sync();
+    expect(report.invalid).toEqual(['CoreModel/retail']);
+    expect(t.rt.reconciler.status.get('CoreModel/retail')).toMatchObject({
+      phase: 'Invalid',
+      message: 'spec.name must be string',
+      resourceIds: { modelId: 'SM2026A00001' },
+    });
+    expect(dump(t.rt.db)).toBe(before);
+    t.write('core/retail.yaml', core('retail'));
+    await t.sync();
+    expect(t.rt.reconciler.status.get('CoreModel/retail')).toMatchObject({ phase: 'Synced', resourceIds: { modelId: 'SM2026A00001' } });
+  });
+
+  it('reports a file that never parsed under its path, and a name that would escape the folder', async () => {
+    t = await makeTestRuntime();
+    t.write('broken.yaml', 'kind: [\n');
+    t.write('evil.yaml', 'apiVersion: bi.controller/v1\nkind: CoreModel\nmetadata: {name: ../x}\nspec: {name: X}\n');
+    t.write('ok.yaml', core('ok'));
+    const report = await t.sync();
+    expect(report.applied).toEqual(['CoreModel/ok']);
+    expect(report.invalid.sort()).toEqual(['File/broken.yaml', 'File/evil.yaml']);
+    expect(t.rt.reconciler.status.get('File/evil.yaml')?.message).toBe(
+      'metadata.name must be 1 to 128 of A-Z a-z 0-9 . _ - (and not . or ..)',
+    );
+    expect(t.rt.reconciler.status.get('File/broken.yaml')?.message).toMatch(/^YAML syntax error: .* \(line \d+\)$/);
+  });
+
+  it('refuses a second file defining the same object', async () => {
+    t = await makeTestRuntime();
+    t.write('a.yaml', core('retail'));
+    await t.sync();
+    t.write('b.yaml', core('retail', { description: 'other' }));
+    const report = await t.sync();
+    expect(report.invalid).toEqual(['File/b.yaml']);
+    expect(t.rt.reconciler.status.get('File/b.yaml')?.message).toBe('CoreModel/retail is already defined in a.yaml');
+    expect(t.rt.reconciler.status.get('CoreModel/retail')?.path).toBe('a.yaml');
+  });
+
+  it('prunes an object whose file was removed', async () => {
+    t = await makeTestRuntime();
+    t.write('a.yaml', core('a'));
+    t.write('b.yaml', core('b'));
+    t.write('c.yaml', core('c'));
+    await t.sync();
+    t.remove('b.yaml');
+    const report = await t.sync();
+    expect(report.pruned).toEqual(['CoreModel/b']);
+    expect(t.rt.reconciler.status.get('CoreModel/b')).toMatchObject({ phase: 'Pruned', path: 'b.yaml' });
+    expect((t.rt.db.prepare('SELECT name FROM core_models ORDER BY name').all() as { name: string }[]).map((r) => r.name)).toEqual([
+      'Model a',
+      'Model c',
+    ]);
+  });
+
+  it('refuses a sync that would prune more than half of the objects until confirmed', async () => {
+    t = await makeTestRuntime();
+    for (const n of ['a', 'b', 'c', 'd']) t.write(`${n}.yaml`, core(n));
+    await t.sync();
+    for (const n of ['a', 'b', 'c']) t.remove(`${n}.yaml`);
+    const refused = await t.sync();
+    expect(refused.pruned).toEqual([]);
+    expect(refused.pruneBlocked?.keys.sort()).toEqual(['CoreModel/a', 'CoreModel/b', 'CoreModel/c']);
+    expect(t.rt.reconciler.pruneBlocked?.live).toBe(4);
+    expect(t.rt.db.prepare('SELECT COUNT(*) AS n FROM core_models').get()).toEqual({ n: 4 });
+    expect(t.rt.reconciler.status.get('CoreModel/a')?.message).toMatch(/^mass prune refused: 3 of 4 objects/);
+    const confirmed = await t.sync({ allowMassPrune: true });
+    expect(confirmed.pruned.sort()).toEqual(['CoreModel/a', 'CoreModel/b', 'CoreModel/c']);
+    expect(t.rt.reconciler.pruneBlocked).toBeUndefined();
+    expect(t.rt.db.prepare('SELECT COUNT(*) AS n FROM core_models').get()).toEqual({ n: 1 });
+  });
+
+  it('applies kinds in dependency order on a full sync and prunes dependents first', async () => {
+    const calls: string[] = [];
+    const recorder = (kind: string, order: number): Applier => ({
+      kind,
+      order,
+      apply: (ctx) => {
+        calls.push(`apply ${ctx.key}`);
+        return { ok: true };
+      },
+      prune: (ctx) => void calls.push(`prune ${ctx.key}`),
+    });
+    // Pretend CoreModel depends on Connection: its order is later although its files sort first.
+    t = await makeTestRuntime({ appliers: [recorder('CoreModel', 1), recorder('Connection', 0)] });
+    t.write('1-core.yaml', core('m1'));
+    t.write('2-core.yaml', core('m2'));
+    t.write('3-conn.yaml', manifest('Connection', 'n', { name: 'N' }));
+    await t.sync();
+    expect(calls).toEqual(['apply Connection/n', 'apply CoreModel/m1', 'apply CoreModel/m2']);
+    calls.length = 0;
+    t.remove('1-core.yaml');
+    t.remove('3-conn.yaml');
+    await t.sync({ allowMassPrune: true });
+    expect(calls).toEqual(['prune CoreModel/m1', 'prune Connection/n']);
+  });
+
+  it('rolls a failing apply back whole, records Failed and retries with backoff until it succeeds', async () => {
+    let fail = true;
+    const threeSteps: Applier = {
+      kind: 'CoreModel',
+      order: 0,
+      apply: (ctx) => {
+        const at = ctx.now.toISOString();
+        ctx.step('one');
+        ctx.db.prepare("INSERT INTO core_models (model_id, name, created_at, updated_at) VALUES (?, 'x', ?, ?)").run(ctx.ids.next('semanticModel'), at, at);
+        ctx.step('two');
+        ctx.db.prepare("INSERT INTO counters (name, value) VALUES ('steps', 2)").run();
+        ctx.step('three');
+        if (fail) throw new StepError('three', 'the third step failed');
+        return { done: true };
+      },
+      prune: () => {},
+    };
+    t = await makeTestRuntime({ appliers: [threeSteps, ...defaultAppliers().filter((a) => a.kind !== 'CoreModel')] });
+    const before = dump(t.rt.db);
+    const steps: string[] = [];
+    t.rt.reconciler.on('event', (e: { type: string; step?: string }) => e.type === 'step' && steps.push(e.step ?? ''));
+    t.write('m.yaml', core('m'));
+    const report = await t.sync();
+    expect(report.failed).toEqual(['CoreModel/m']);
+    expect(steps).toEqual(['one', 'two', 'three']);
+    expect(dump(t.rt.db)).toBe(before);
+    expect(t.rt.reconciler.status.get('CoreModel/m')).toMatchObject({
+      phase: 'Failed',
+      message: 'three: the third step failed',
+      attempts: 1,
+      nextRetryAt: '2026-03-01T10:00:01.000Z',
+    });
+    expect(t.scheduler.delays).toEqual([1000]);
+    // The retry timer fires: it fails again and backs off further.
+    t.scheduler.fireAll();
+    await t.rt.reconciler.idle();
+    expect(t.rt.reconciler.status.get('CoreModel/m')).toMatchObject({ phase: 'Failed', attempts: 2 });
+    expect(t.scheduler.delays).toEqual([1000, 2000]);
+    fail = false;
+    t.scheduler.fireAll();
+    await t.rt.reconciler.idle();
+    expect(t.rt.reconciler.status.get('CoreModel/m')).toMatchObject({ phase: 'Synced', attempts: 0, nextRetryAt: null, resourceIds: { done: true } });
+    expect(t.scheduler.pending).toBe(0);
+  });
+
+  it('survives a restart on the same store without duplicating or re-applying anything', async () => {
+    t = await makeTestRuntime();
+    t.write('a.yaml', core('a'));
+    t.write('c.yaml', manifest('Connection', 'wh', { name: 'Warehouse' }));
+    await t.sync();
+    const before = dump(t.rt.db);
+    t = await t.restart();
+    expect(t.rt.reconciler.ready).toBe(true);
+    expect(dump(t.rt.db)).toBe(before);
+    expect(t.rt.reconciler.listStatus().map((s) => s.phase)).toEqual(['Synced', 'Synced']);
+  });
+
+  it('reconciles one file on demand and answers with its outcome (the API path)', async () => {
+    t = await makeTestRuntime();
+    t.write('core/x.yaml', core('x'));
+    const outcome = await t.rt.reconciler.reconcilePath('core/x.yaml');
+    expect(outcome).toEqual({ key: 'CoreModel/x', phase: 'Synced', message: '', resourceIds: { modelId: 'SM2026A00001' } });
+    t.remove('core/x.yaml');
+    const gone = await t.rt.reconciler.reconcilePath('core/x.yaml');
+    expect(gone).toMatchObject({ key: 'CoreModel/x', phase: 'Pruned' });
+  });
+
+  it('plans creates, updates, prunes and invalid files without changing anything', async () => {
+    t = await makeTestRuntime();
+    t.write('a.yaml', core('a'));
+    t.write('b.yaml', core('b'));
+    await t.sync();
+    const before = dump(t.rt.db);
+    t.write('a.yaml', core('a', { description: 'changed' }));
+    t.remove('b.yaml');
+    t.write('c.yaml', core('c'));
+    t.write('d.yaml', 'nope: [');
+    const plan = await t.rt.reconciler.plan(['a.yaml', 'c.yaml', 'd.yaml']);
+    expect(plan.map((p) => [p.action, p.key])).toEqual([
+      ['update', 'CoreModel/a'],
+      ['create', 'CoreModel/c'],
+      ['invalid', 'File/d.yaml'],
+      ['prune', 'CoreModel/b'],
+    ]);
+    expect(dump(t.rt.db)).toBe(before);
+  });
+});
