@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import { realScheduler, type Cancel, type Scheduler } from '../clock.ts';
 import { parseDuration } from '../config.ts';
+import { ConflictError } from '../errors.ts';
 import { silentLogger, type Logger } from '../log.ts';
 import type { Clock } from '../types.ts';
 import { isWellFormedApiKey } from './api-key-text.ts';
@@ -218,7 +219,12 @@ export class AuthService {
   /** Creates the first admin from BI_ADMIN_USER / BI_ADMIN_PASSWORD when that user is absent. */
   async ensureAdmin(username: string, password: string): Promise<User | undefined> {
     if (this.users.findByName(username)) return undefined;
-    return this.users.create({ username, password, role: 'admin', cost: this.settings.passwordCost });
+    try {
+      return await this.users.create({ username, password, role: 'admin', cost: this.settings.passwordCost });
+    } catch (err) {
+      if (err instanceof ConflictError) return undefined;
+      throw new Error(`BI_ADMIN_USER / BI_ADMIN_PASSWORD: ${(err as Error).message}`);
+    }
   }
 
   /** Computes the dummy hash ahead of the first login (server start), so even that one is not faster. */
