@@ -7,6 +7,7 @@ import { Progress } from './progress.js';
 export function clientSteps({ withConnection, withDashboards }) {
   return [
     withConnection && { id: 'connection', group: 'Connection', label: 'Create connection record', match: /connection/i },
+    { id: 'link', group: 'Client', label: withConnection ? 'Link the connection to the client' : 'Link the connection (created when missing)', match: /connection/i },
     { id: 'model', group: 'Client', label: 'Create client model inheriting from the core model', match: /model/i },
     { id: 'vdm', group: 'Client', label: 'Create and publish VDM(s)', match: /vdm/i },
     { id: 'dashboard', group: 'Client', label: 'Deploy dashboard(s) with experiments and facades', match: /dashboard|facade|experiment/i, skip: !withDashboards },
