@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { DEFAULT_TEST_TIMEOUT_MS, testConnection, type ConnectionTarget } from '../../controller/connections/test-connection.ts';
-import { ForbiddenError, NotFoundError, ValidationError } from '../../controller/errors.ts';
+import { ForbiddenError, formatProblem, NotFoundError, ValidationError } from '../../controller/errors.ts';
 import type { ConnectionSpec } from '../../controller/kinds/connection/applier.ts';
 import { SecretStore } from '../../controller/secrets/store.ts';
 import { IdAllocator, isIdOf } from '../../controller/store/ids.ts';
@@ -23,6 +23,11 @@ export interface SettingsOptions {
 function principalOf(req: FastifyRequest): Principal {
   if (!req.principal) throw new ForbiddenError('Session required');
   return req.principal;
+}
+
+/** A 400 in the onboarding endpoint's style: `Validation failed: a; b`. */
+function invalid(problems: Problem[]): ValidationError {
+  return new ValidationError(problems, `Validation failed: ${problems.map(formatProblem).join('; ')}`);
 }
 
 /** Connection fields typed in the wizard, checked field by field; the password is kept apart from the spec. */
@@ -64,7 +69,7 @@ export function readConnectionBody(body: unknown, opts: { requireName: boolean }
     if (typeof b.secretRef !== 'string' || !/^secret:[A-Za-z0-9_-]+$/.test(b.secretRef)) problems.push({ path: 'secretRef', message: 'secretRef must have the shape secret:<id>' });
     else secretRef = b.secretRef;
   }
-  if (problems.length) throw new ValidationError(problems, `Validation failed: ${problems.map((p) => (p.message.startsWith(p.path) ? p.message : `${p.path} ${p.message}`)).join('; ')}`);
+  if (problems.length) throw invalid(problems);
   return { spec, password, secretRef };
 }
 
@@ -146,7 +151,7 @@ export default async function settings(app: FastifyInstance, opts: SettingsOptio
   app.post('/v1/bi/admin/connections/:userId', admin, async (req, reply) => {
     const p = principalOf(req);
     const { spec, password, secretRef } = readConnectionBody(req.body, { requireName: true });
-    if (secretRef && !secrets.has(secretRef)) throw new ValidationError([{ path: 'secretRef', message: `secretRef ${secretRef} does not exist` }]);
+    if (secretRef && !secrets.has(secretRef)) throw invalid([{ path: 'secretRef', message: `secretRef ${secretRef} does not exist` }]);
     const connectionId = spec.connectionId ?? rt.db.transaction(() => ids.next('connection'))();
     const relPath = `connections/${connectionId}.yaml`;
     safeManifestPath(rt.source.root, relPath);
@@ -162,7 +167,7 @@ export default async function settings(app: FastifyInstance, opts: SettingsOptio
         spec: { ...(spec as ConnectionSpec), connectionId, ...(ref ? { secretRef: ref } : {}) },
       };
       const checked = rt.schemas.validate<ConnectionSpec>('connection', structuredClone(manifest.spec));
-      if (!checked.ok) throw new ValidationError(checked.problems, `Validation failed: ${checked.problems.map((x) => `${x.path} ${x.message}`).join('; ')}`);
+      if (!checked.ok) throw invalid(checked.problems);
       const write = { actor: { userId: p.userId, username: p.username }, message: `${existed ? 'update' : 'add'} connection ${connectionId}` };
       const outcome = await rt.submit(relPath, manifest as unknown as Manifest, write);
       if (outcome.phase !== 'Synced') {
