@@ -94,7 +94,7 @@ async function route() {
   render(main, view);
   const heading = main.querySelector('h1');
   document.title = `${heading ? heading.textContent + ' · ' : ''}bi-controller`;
-  main.focus({ preventScroll: true });
+  (main.querySelector('[autofocus]') ?? main).focus({ preventScroll: true });
 }
 
 whenUnauthorized(() => {

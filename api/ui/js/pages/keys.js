@@ -30,8 +30,7 @@ export function keysPage() {
       field('Expires on (optional)', expires, 'The key stops working at the end of this day (UTC).'),
       field('Tenant scope (optional)', tenant, 'A client ID: the key may only import for that client.')),
     tenants,
-    h('div', { class: 'actions' }, submit),
-    created);
+    h('div', { class: 'actions' }, submit));
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     if (!label.value.trim()) {
@@ -60,6 +59,7 @@ export function keysPage() {
     h('h1', { id: 'keys-h' }, 'API keys'),
     h('p', { class: 'muted' }, 'Keys authenticate the SDK endpoints (dashboard, pipeline and client imports). A key is shown only once, when it is created.'),
     form,
+    created,
     h('h2', {}, 'Your keys'),
     listBox);
 }
