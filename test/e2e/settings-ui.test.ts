@@ -229,6 +229,10 @@ describe('settings UI in a real browser', () => {
     expect(ok.status).toBe(201);
     expect(await ok.json()).toMatchObject({ success: true, facadeId: expect.stringMatching(/^F\d{4}A\d{5}$/) });
 
+    // The list shows when the key was last used.
+    await page.reload();
+    await page.waitForSelector('#key-list tr[data-state=active]');
+    expect(await page.$eval('#key-list tr[data-state=active] td:nth-child(4)', (td) => td.textContent)).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC$/);
     await page.click('#key-list [data-action=revoke]');
     await page.click('#key-list [data-action=confirm-revoke]');
     await page.waitForSelector('#key-list tr[data-state=revoked]');

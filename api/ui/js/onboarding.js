@@ -1,5 +1,5 @@
 import { call, userPath } from './api.js';
-import { h } from './dom.js';
+import { fmtDate, h } from './dom.js';
 import { subscribe } from './events.js';
 import { Progress } from './progress.js';
 
@@ -85,7 +85,7 @@ export async function resultPanel(outcome, clientId) {
       ['Facades', (c?.facadeIds ?? []).join(', ') || '—'],
       ['Experiments', (c?.experimentIds ?? []).join(', ') || '—'],
       ['Onboarded by', c?.onboardedBy],
-      ['Onboarded', c?.onboardedDate],
+      ['Onboarded', fmtDate(c?.onboardedDate)],
     ];
     return h(
       'section',
@@ -117,7 +117,7 @@ export async function resultPanel(outcome, clientId) {
             h('dt', {}, 'Failed step'), h('dd', {}, a.failedStep ?? step ?? '—'),
             h('dt', {}, 'Reason'), h('dd', {}, a.failureReason ?? reason),
             h('dt', {}, 'By'), h('dd', {}, a.onboardedBy ?? '—'),
-            h('dt', {}, 'When'), h('dd', {}, a.lastModifiedDate ?? a.onboardedDate)),
+            h('dt', {}, 'When'), h('dd', {}, fmtDate(a.lastModifiedDate ?? a.onboardedDate))),
         );
       }
     } catch {

@@ -1,4 +1,4 @@
-import { announce, h } from './dom.js';
+import { announce, h, render } from './dom.js';
 
 const MARKS = { pending: '○', running: '…', done: '✓', failed: '✗', skipped: '–' };
 
@@ -18,7 +18,8 @@ export class Progress {
     li.dataset.step = row.id;
     li.dataset.state = row.state;
     if (row.seen) li.dataset.seen = row.seen;
-    li.replaceChildren(
+    render(
+      li,
       h('span', { class: 'mark', 'aria-hidden': 'true' }, MARKS[row.state]),
       h('span', { class: 'label' }, row.label),
       h('span', { class: 'visually-hidden' }, ` (${row.state})`),
