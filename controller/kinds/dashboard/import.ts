@@ -85,7 +85,8 @@ export class DashboardImporter {
   async import(body: unknown, caller: ImportCaller): Promise<ImportResult> {
     this.check(body, caller);
     const spec = body as Rec & { name: string };
-    const name = await this.#rt.locks.run('Dashboard/new', () => this.#freeName(slugify(spec.name, 'dashboard'), true));
+    const base = slugify(spec.name, 'dashboard');
+    const name = await this.#rt.locks.run('Dashboard/new', () => this.#freeName(base, true));
     const relPath = `${DASHBOARDS_DIR}/${name}.yaml`;
     const manifest: Manifest = { apiVersion: 'bi.controller/v1', kind: 'Dashboard', metadata: { name }, spec };
     const opts = { actor: { userId: caller.userId, username: caller.username }, message: `import dashboard ${spec.name}` };
@@ -93,6 +94,7 @@ export class DashboardImporter {
       const outcome = await this.#rt.submit(relPath, manifest, opts);
       if (outcome.phase !== 'Synced') {
         await this.#rt.withdraw(relPath, { ...opts, message: `withdraw dashboard ${spec.name}: ${outcome.message}` });
+        this.#nextSuffix.delete(base); // the name is free again
         if (outcome.phase === 'Invalid') throw new ValidationError([], outcome.message);
         throw new StepError(outcome.step ?? 'apply', outcome.message.replace(/^[^:]+: /, ''));
       }
