@@ -97,7 +97,18 @@ export class AuthService {
   #dummyHash: Promise<string> | undefined;
   #closed = false;
 
-  constructor(opts: { db: Database; clock: Clock; scheduler?: Scheduler; log?: Logger; settings?: Partial<AuthSettings> }) {
+  readonly #verify: typeof verifyPassword;
+
+  constructor(opts: {
+    db: Database;
+    clock: Clock;
+    scheduler?: Scheduler;
+    log?: Logger;
+    settings?: Partial<AuthSettings>;
+    /** The password check (a seam for tests that watch the unknown-user path hash too). */
+    verify?: typeof verifyPassword;
+  }) {
+    this.#verify = opts.verify ?? verifyPassword;
     this.#clock = opts.clock;
     this.#scheduler = opts.scheduler ?? realScheduler;
     this.#log = opts.log ?? silentLogger();
@@ -206,7 +217,7 @@ export class AuthService {
       return { ok: false, status: 429, retryAfterSeconds: Math.max(...blocked.map((a) => (a.ok ? 0 : a.retryAfterSeconds))) };
     }
     const cred = this.users.credentials(username);
-    const matches = await verifyPassword(password, cred?.passwordHash ?? (await this.#dummy()));
+    const matches = await this.#verify(password, cred?.passwordHash ?? (await this.#dummy()));
     if (!cred || !matches) {
       this.#loginByIp.record(ip);
       this.#loginByName.record(nameKey);

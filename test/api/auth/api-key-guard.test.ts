@@ -17,7 +17,7 @@ describe('requireApiKey (A endpoints)', () => {
   it('accepts Authorization: Bearer and x-api-key and sets the principal', async () => {
     t = await makeAuthApp();
     const k = await createUserWithKey(t, { role: 'member', username: 'svc' });
-    for (const headers of [{ authorization: `Bearer ${k.apiKey}` }, { 'x-api-key': k.apiKey }]) {
+    for (const headers of [{ authorization: `Bearer ${k.apiKey}` }, { 'x-api-key': k.apiKey }] as Record<string, string>[]) {
       const res = await probe(headers);
       expect(res.statusCode).toBe(200);
       expect(res.json()).toEqual({ principal: { userId: k.userId, username: 'svc', role: 'member', via: 'apiKey', keyId: k.keyId } });
@@ -34,7 +34,7 @@ describe('requireApiKey (A endpoints)', () => {
 
   it('401 API key required without a key (or an empty / non-Bearer Authorization)', async () => {
     t = await makeAuthApp();
-    for (const headers of [{}, { authorization: 'Basic abc' }, { 'x-api-key': '' }, { authorization: 'Bearer ' }]) {
+    for (const headers of [{}, { authorization: 'Basic abc' }, { 'x-api-key': '' }, { authorization: 'Bearer ' }] as Record<string, string>[]) {
       const res = await probe(headers);
       expect(res.statusCode).toBe(401);
       expect(res.json()).toEqual({ error: 'API key required' });

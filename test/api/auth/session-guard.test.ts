@@ -28,7 +28,7 @@ describe('requireSession (S endpoints)', () => {
   it('401 Session required: no cookie, unknown LASID, an API key instead of a session', async () => {
     t = await makeAuthApp();
     const s = await loginAs(t);
-    for (const headers of [{ ctn: s.csrfToken }, { cookie: 'LASID=forged', ctn: s.csrfToken }, { cookie: 'ATN=x; RTN=y', ctn: s.csrfToken }]) {
+    for (const headers of [{ ctn: s.csrfToken }, { cookie: 'LASID=forged', ctn: s.csrfToken }, { cookie: 'ATN=x; RTN=y', ctn: s.csrfToken }] as Record<string, string>[]) {
       const res = await get(`/probe/s/${s.userId}`, headers);
       expect(res.statusCode).toBe(401);
       expect(res.json()).toEqual({ success: false, error: 'Session required' });
