@@ -17,6 +17,9 @@ export interface ListQuery {
   search?: RE2JS;
 }
 
+/** A pattern of plain ASCII letters, digits, spaces, `_` and `-` matches as a substring: SQLite can do that alone. */
+const PLAIN_PATTERN = /^[A-Za-z0-9 _-]+$/;
+
 export interface ListPage {
   data: ListedClient[];
   pagination: { page: number; limit: number; total: number; totalPages: number };
@@ -81,36 +84,58 @@ const ORDER = 'ORDER BY onboarded_date DESC, client_id';
  * are read whole.
  */
 export function listClients(db: Database, q: ListQuery): ListPage {
-  const where = q.status ? 'WHERE status = @status' : '';
-  const params = { status: q.status ?? null, limit: q.limit, offset: (q.page - 1) * q.limit };
-  let total: number;
-  let rows: ClientRow[];
-  if (!q.search) {
-    total = (db.prepare(`SELECT COUNT(*) AS n FROM clients ${where}`).get(params) as { n: number }).n;
-    rows =
-      params.offset >= total
-        ? []
-        : (db.prepare(`SELECT ${CLIENT_COLUMNS} FROM clients ${where} ${ORDER} LIMIT @limit OFFSET @offset`).all(params) as ClientRow[]);
-  } else {
-    const re = q.search;
-    const ids: string[] = [];
-    const candidates = db.prepare(`SELECT client_id, client_name FROM clients ${where} ${ORDER}`).raw().iterate(params) as IterableIterator<[string, string]>;
-    for (const [id, name] of candidates) if (re.test(id) || re.test(name)) ids.push(id);
-    total = ids.length;
-    const pageIds = ids.slice(params.offset, params.offset + q.limit);
-    rows = pageIds.length ? readRows(db, pageIds) : [];
-  }
+  const offset = (q.page - 1) * q.limit;
+  const { total, rows } = q.search ? searchPage(db, q, q.search, offset) : plainPage(db, q, offset);
   return {
     data: rows.map(listView),
     pagination: { page: q.page, limit: q.limit, total, totalPages: Math.ceil(total / q.limit) },
   };
 }
 
-/** Rows for these clientIds, in the given order. */
-function readRows(db: Database, ids: string[]): ClientRow[] {
-  const found = db
-    .prepare(`SELECT ${CLIENT_COLUMNS} FROM clients WHERE client_id IN (SELECT value FROM json_each(?))`)
-    .all(JSON.stringify(ids)) as ClientRow[];
-  const byId = new Map(found.map((r) => [r.client_id, r]));
-  return ids.map((id) => byId.get(id)).filter((r): r is ClientRow => r !== undefined);
+/**
+ * No search: the total comes from the trigger-kept counts, and the page's rowids from a walk of
+ * the covering listing index (skipped rows are never read whole), then only those rows.
+ */
+function plainPage(db: Database, q: ListQuery, offset: number): { total: number; rows: ClientRow[] } {
+  const counted = q.status
+    ? (db.prepare('SELECT n FROM client_status_counts WHERE status = ?').get(q.status) as { n: number } | undefined)
+    : (db.prepare('SELECT COALESCE(SUM(n), 0) AS n FROM client_status_counts').get() as { n: number });
+  const total = counted?.n ?? 0;
+  if (offset >= total) return { total, rows: [] };
+  const where = q.status ? 'WHERE status = @status' : '';
+  const rows = db
+    .prepare(
+      `SELECT ${CLIENT_COLUMNS} FROM clients WHERE rowid IN (
+         SELECT rowid FROM clients ${where} ${ORDER} LIMIT @limit OFFSET @offset
+       ) ${ORDER}`,
+    )
+    .all({ status: q.status ?? null, limit: q.limit, offset }) as ClientRow[];
+  return { total, rows };
+}
+
+/**
+ * Search: one pass over (clientId, clientName) in storage order with the linear-time pattern,
+ * then the matching rows are ordered and paged by SQLite.
+ */
+function searchPage(db: Database, q: ListQuery, re: RE2JS, offset: number): { total: number; rows: ClientRow[] } {
+  const where = q.status ? 'WHERE status = @status' : '';
+  const params = { status: q.status ?? null, needle: re.pattern().toLowerCase() };
+  let matched: number[];
+  if (PLAIN_PATTERN.test(re.pattern())) {
+    const and = q.status ? 'AND' : 'WHERE';
+    matched = db
+      .prepare(`SELECT rowid FROM clients ${where} ${and} (instr(lower(client_id), @needle) > 0 OR instr(lower(client_name), @needle) > 0)`)
+      .pluck()
+      .all(params) as number[];
+  } else {
+    const iter = db.prepare(`SELECT rowid, client_id, client_name FROM clients ${where}`).raw().iterate(params) as IterableIterator<[number, string, string]>;
+    matched = [];
+    for (const [rowid, id, name] of iter) if (re.test(id) || re.test(name)) matched.push(rowid);
+  }
+  const total = matched.length;
+  if (offset >= total) return { total, rows: [] };
+  const rows = db
+    .prepare(`SELECT ${CLIENT_COLUMNS} FROM clients WHERE rowid IN (SELECT value FROM json_each(?)) ${ORDER} LIMIT ? OFFSET ?`)
+    .all(JSON.stringify(matched), q.limit, offset) as ClientRow[];
+  return { total, rows };
 }

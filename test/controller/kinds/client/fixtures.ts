@@ -71,7 +71,7 @@ export function clientManifest(pkg: Record<string, unknown>, name = String(pkg.c
 }
 
 /** Every row of the tables onboarding touches, to compare a store before and after. */
-export function snapshot(db: Database, tables = RESOURCE_TABLES): Record<string, unknown[]> {
+export function snapshot(db: Database, tables: readonly string[] = RESOURCE_TABLES): Record<string, unknown[]> {
   return Object.fromEntries(tables.map((t) => [t, db.prepare(`SELECT * FROM ${t} ORDER BY 1, 2`).all()]));
 }
 
@@ -109,4 +109,12 @@ export function assertWholeClients(db: Database): string[] {
     for (const o of owners) if (!active.has(o.client_id)) errors.push(`${table}: rows of ${o.client_id}, which is not ACTIVE`);
   }
   return errors;
+}
+
+/** The trigger-kept per-status counts (migration 0003) agree with the rows. */
+export function statusCounts(db: Database): { kept: Record<string, number>; actual: Record<string, number> } {
+  const kept = Object.fromEntries((db.prepare('SELECT status, n FROM client_status_counts').all() as { status: string; n: number }[]).map((r) => [r.status, r.n]));
+  const actual: Record<string, number> = { ACTIVE: 0, FAILED: 0, DELETED: 0 };
+  for (const r of db.prepare('SELECT status, COUNT(*) AS n FROM clients GROUP BY status').all() as { status: string; n: number }[]) actual[r.status] = r.n;
+  return { kept, actual };
 }
