@@ -1,16 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ValidationError } from '../../controller/errors.ts';
+import { parseStatusFilter } from '../../controller/reconciler/status-filter.ts';
 import type { ReconcileEvent } from '../../controller/reconciler/reconciler.ts';
 import type { StatusRecord } from '../../controller/reconciler/status.ts';
 import { listManifestPaths } from '../../controller/sources/list.ts';
-import type { Phase } from '../../controller/types.ts';
 import { requireSession } from '../auth/guards.ts';
 import webhook from './reconciler-webhook.ts';
 
 /** A comment line keeps proxies from closing an idle event stream. */
 export const HEARTBEAT_MS = 15_000;
-
-const PHASES: readonly Phase[] = ['Pending', 'Synced', 'Failed', 'Invalid', 'Pruned'];
 
 interface StatusQuery {
   kind?: string;
@@ -32,19 +30,6 @@ export function statusItem(s: StatusRecord) {
     lastAttemptedRevision: s.lastAttemptedRevision,
     lastTransitionAt: s.lastTransitionAt,
   };
-}
-
-/** Checks `?kind=&phase=` against the kinds the reconciler knows and the five phases. */
-export function parseStatusFilter(query: StatusQuery, kinds: readonly string[]): { kind?: string; phase?: Phase } {
-  const problems = [];
-  if (query.kind !== undefined && !kinds.includes(query.kind)) {
-    problems.push({ path: 'kind', message: `kind must be one of ${kinds.join(', ')}` });
-  }
-  if (query.phase !== undefined && !(PHASES as readonly string[]).includes(query.phase)) {
-    problems.push({ path: 'phase', message: `phase must be one of ${PHASES.join(', ')}` });
-  }
-  if (problems.length) throw new ValidationError(problems);
-  return { kind: query.kind, phase: query.phase as Phase | undefined };
 }
 
 /**

@@ -58,12 +58,12 @@ export class GitRepo {
   }
 
   #g(): SimpleGit {
-    this.#git ??= simpleGit({ baseDir: this.dir, timeout: { block: this.#timeoutMs } }).env({
-      ...process.env,
-      GIT_TERMINAL_PROMPT: '0',
-      GIT_EDITOR: 'true',
-      LC_ALL: 'C',
-    });
+    this.#git ??= simpleGit({
+      baseDir: this.dir,
+      timeout: { block: this.#timeoutMs },
+      // The operator's own environment may name an SSH command or an askpass program for the remote.
+      unsafe: { allowUnsafeSshCommand: true, allowUnsafeAskPass: true },
+    }).env(gitEnv(process.env));
     return this.#git;
   }
 
@@ -215,6 +215,16 @@ export class GitRepo {
     const [sha, author, subject] = head.split('\x1f');
     return { sha, author, subject, files: files.filter(Boolean) };
   }
+}
+
+/** The process environment for git: never prompt, never open an editor or a pager. */
+export function gitEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) {
+    if (v === undefined || /^(GIT_)?(EDITOR|PAGER|SEQUENCE_EDITOR)$|^VISUAL$/.test(k)) continue;
+    out[k] = v;
+  }
+  return { ...out, GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' };
 }
 
 function relativeTo(prefix: string, repoPath: string): string | null {

@@ -111,6 +111,11 @@ export class GitSource implements ManifestSource {
     return this.#revision;
   }
 
+  /** The revision the store records as synced (readable without starting: bictl status). */
+  get recordedRevision(): string | null {
+    return this.#state.get()?.revision ?? null;
+  }
+
   get lastSync(): GitSyncInfo | undefined {
     return this.#lastSync;
   }

@@ -39,13 +39,13 @@ export class GitWriter implements ManifestWriter {
     this.#log = opts.log ?? silentLogger();
   }
 
-  write(relPath: string, content: string, opts: WriteOptions): Promise<WriteResult> {
+  async write(relPath: string, content: string, opts: WriteOptions): Promise<WriteResult> {
     const abs = safeManifestPath(this.#o.root, relPath);
     return this.#commit(relPath, opts, () => writeFileAtomic(abs, content));
   }
 
   /** A commit deleting the file; nothing when it is not there. */
-  remove(relPath: string, opts: WriteOptions): Promise<WriteResult> {
+  async remove(relPath: string, opts: WriteOptions): Promise<WriteResult> {
     const abs = safeManifestPath(this.#o.root, relPath);
     return this.#commit(relPath, opts, async () => {
       await unlink(abs).catch((err: NodeJS.ErrnoException) => {
