@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { readClient } from '../../controller/kinds/client/registry.ts';
 import { DEFAULT_TEST_TIMEOUT_MS, testConnection, type ConnectionTarget } from '../../controller/connections/test-connection.ts';
 import { ForbiddenError, formatProblem, NotFoundError, ValidationError } from '../../controller/errors.ts';
 import type { ConnectionSpec } from '../../controller/kinds/connection/applier.ts';
@@ -87,23 +88,6 @@ export function modelColumns(definition: string): string[] {
   return [...new Set(names.filter((n): n is string => n !== null && n !== ''))];
 }
 
-interface AuditRow {
-  client_id: string;
-  client_name: string;
-  description: string;
-  connection_id: string | null;
-  model_id: string | null;
-  core_model_id: string | null;
-  status: string;
-  onboarded_by: string | null;
-  onboarded_date: string;
-  last_modified_date: string;
-  is_active: number;
-  is_deleted: number;
-  failed_step: string | null;
-  failure_reason: string | null;
-  manifest_key: string | null;
-}
 
 export default async function settings(app: FastifyInstance, opts: SettingsOptions = {}): Promise<void> {
   const rt = app.runtime;
@@ -184,7 +168,7 @@ export default async function settings(app: FastifyInstance, opts: SettingsOptio
   // A client's onboarding audit and its manifest's reconcile status (the client detail page).
   app.get('/v1/bi/admin/clients/:clientId/audit/:userId', admin, async (req) => {
     const clientId = String((req.params as { clientId: string }).clientId).toUpperCase();
-    const row = rt.db.prepare('SELECT * FROM clients WHERE client_id = ?').get(clientId) as AuditRow | undefined;
+    const row = readClient(rt.db, clientId);
     const status = rt.reconciler.status.get(row?.manifest_key ?? `Client/${clientId}`);
     if (!row && !status) throw new NotFoundError(`Client ${clientId} not found`);
     return {

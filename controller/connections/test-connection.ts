@@ -1,17 +1,10 @@
 import pg from 'pg';
+import type { ConnectionSpec } from '../kinds/connection/applier.ts';
 
 /** What Test Connection needs: the connection's fields plus the plaintext password (never stored here). */
-export interface ConnectionTarget {
-  vendor: 'POSTGRESQL' | 'SNOWFLAKE';
-  accountUrl?: string;
-  host?: string;
-  port?: number;
-  warehouse?: string;
-  database?: string;
-  schema?: string;
-  username?: string;
+export type ConnectionTarget = Pick<ConnectionSpec, 'vendor' | 'accountUrl' | 'host' | 'port' | 'warehouse' | 'database' | 'schema' | 'username'> & {
   password?: string;
-}
+};
 
 export interface TestResult {
   ok: boolean;
