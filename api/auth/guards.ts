@@ -45,6 +45,11 @@ export interface SessionGuardOptions {
   role?: 'admin';
   /** Whether the CTN header is checked (default true: every S endpoint). */
   csrf?: boolean;
+  /**
+   * Also accept the token as `?ctn=` (read-only GET streams: a browser's EventSource cannot
+   * set headers). The token is still required.
+   */
+  csrfFromQuery?: boolean;
 }
 
 /**
@@ -60,7 +65,8 @@ export function requireSession(app: FastifyInstance, opts: SessionGuardOptions =
     if (!session) return reply.status(401).send({ success: false, error: 'Session required' });
     if (checkCsrf) {
       const header = req.headers.ctn;
-      const presented = Array.isArray(header) ? header[0] : header;
+      const query = opts.csrfFromQuery ? (req.query as Record<string, unknown> | undefined)?.ctn : undefined;
+      const presented = (Array.isArray(header) ? header[0] : header) ?? (typeof query === 'string' ? query : undefined);
       if (!presented || !matchesHash(presented, session.csrfHash)) {
         return reply.status(403).send({ success: false, error: 'Invalid CSRF token' });
       }

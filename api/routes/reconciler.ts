@@ -45,7 +45,7 @@ export default async function reconcilerRoutes(app: FastifyInstance): Promise<vo
 
   // No CSRF header: a browser's EventSource cannot send one; the stream is read-only and the
   // session cookie is SameSite=Strict.
-  app.get('/v1/reconciler/events', { preHandler: requireSession(app, { csrf: false }) }, async (req: FastifyRequest, reply: FastifyReply) => {
+  app.get('/v1/reconciler/events', { preHandler: requireSession(app, { csrfFromQuery: true }) }, async (req: FastifyRequest, reply: FastifyReply) => {
     const reconciler = app.runtime.reconciler;
     reply.hijack();
     const res = reply.raw;

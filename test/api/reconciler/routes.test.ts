@@ -156,8 +156,17 @@ describe('reconciler routes (directory mode)', () => {
     const { port } = t.app.server.address() as AddressInfo;
     const chunks: string[] = [];
     let contentType = '';
-    // A browser's EventSource sends the cookie but cannot add the CTN header.
-    const req = request({ host: '127.0.0.1', port, path: '/v1/reconciler/events', headers: { cookie: member.cookie } });
+    // Like every S endpoint it needs the CSRF token: a browser's EventSource, which cannot set
+    // headers, sends it as ?ctn=.
+    const noToken = await t.app.inject({ url: '/v1/reconciler/events', headers: { cookie: member.cookie } });
+    expect(noToken.statusCode).toBe(403);
+    expect(noToken.json()).toEqual({ success: false, error: 'Invalid CSRF token' });
+    const req = request({
+      host: '127.0.0.1',
+      port,
+      path: `/v1/reconciler/events?ctn=${encodeURIComponent(member.ctn)}`,
+      headers: { cookie: member.cookie },
+    });
     req.on('response', (res) => {
       contentType = String(res.headers['content-type']);
       res.setEncoding('utf8');
