@@ -15,7 +15,7 @@ export function statusOf(err: unknown): number {
 }
 
 /** Fastify's own client errors, with messages a user can act on. */
-function clientMessage(err: FastifyError): string {
+export function clientMessage(err: FastifyError): string {
   switch (err.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return 'Request body is larger than the limit';

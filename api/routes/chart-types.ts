@@ -1,4 +1,8 @@
 import type { FastifyInstance } from 'fastify';
+import { AGGREGATIONS, CHART_TYPES } from '../../controller/kinds/dashboard/catalogue.ts';
 
-// Filled in by its issue.
-export default async function routes(_app: FastifyInstance): Promise<void> {}
+/** Spec 4.9: the chart-type and aggregation catalogue, without authentication. */
+export default async function routes(app: FastifyInstance): Promise<void> {
+  const body = JSON.stringify({ success: true, chartTypes: CHART_TYPES, aggregations: AGGREGATIONS });
+  app.get('/v1/sdk/chart-types', async (_req, reply) => reply.type('application/json; charset=utf-8').send(body));
+}

@@ -1,0 +1,135 @@
+import { ForbiddenError, StepError, ValidationError } from '../../errors.ts';
+import { isLive } from '../../reconciler/status.ts';
+import type { Runtime } from '../../runtime.ts';
+import type { Manifest, Problem } from '../../types.ts';
+import { slugify } from '../../writers/paths.ts';
+import { buildSections } from './charts.ts';
+import { CHARTS_REQUIRED, checkDashboardReferences, sectionsOf, validateDashboard, type DashboardSpec } from './spec.ts';
+import { importSummary, readDashboard } from './store.ts';
+
+export const DASHBOARDS_DIR = 'dashboards';
+/** Shown in a dry run's plan where an ID would be issued. */
+export const NEW_ID = '(new)';
+
+export interface ImportCaller {
+  userId: string;
+  username: string;
+  /** Tenant scope of the caller's API key: the dashboard must use that client's connection. */
+  clientScope?: string;
+}
+
+/** The 201 body of spec 4.2 (without `success`). */
+export interface ImportResult {
+  facadeId: string;
+  experiments: ReturnType<typeof importSummary>;
+}
+
+export interface ImportPlan extends ImportResult {
+  dryRun: true;
+  manifest: string;
+}
+
+type Rec = Record<string, unknown>;
+const isRec = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Every problem of a payload that needs no store: schema, then the semantic rules. */
+export function payloadProblems(rt: Runtime, spec: Rec): Problem[] {
+  const schema = rt.schemas.validate<DashboardSpec>('dashboard', spec);
+  const semantic = validateDashboard(spec, undefined);
+  const all = [...semantic.filter((p) => p.message === CHARTS_REQUIRED), ...(schema.ok ? [] : schema.problems), ...semantic];
+  const seen = new Set<string>();
+  return all.filter((p) => !seen.has(p.message) && seen.add(p.message));
+}
+
+/** Every message already names its field; the list is joined as spec 7 shows. */
+export function invalid(problems: Problem[]): ValidationError {
+  return new ValidationError(problems, problems.map((p) => p.message).join('; '));
+}
+
+/**
+ * `POST /v1/sdk/import`: validates the payload, writes it as a new Dashboard manifest
+ * (`dashboards/<name>.yaml`, suffixed `-2`, `-3`, … when taken), reconciles it now and answers
+ * from the store. A failed apply withdraws the manifest again, so the caller gets all or nothing.
+ */
+export class DashboardImporter {
+  readonly #rt: Runtime;
+  readonly #reserved = new Set<string>();
+  /** Per slug, the suffix to try first: repeated names cost one file check, not one per earlier copy. */
+  readonly #nextSuffix = new Map<string, number>();
+
+  constructor(opts: { runtime: Runtime }) {
+    this.#rt = opts.runtime;
+  }
+
+  /** Validates `body` and returns the spec with its defaults, or throws ValidationError / ForbiddenError. */
+  check(body: unknown, caller: ImportCaller): DashboardSpec {
+    if (!isRec(body)) throw invalid([{ path: '', message: 'Request body must be a JSON object' }]);
+    const spec = structuredClone(body);
+    const problems = payloadProblems(this.#rt, spec);
+    if (problems.length) throw invalid(problems);
+    const valid = spec as unknown as DashboardSpec;
+    this.#assertTenant(valid, caller);
+    const refs = checkDashboardReferences(this.#rt.db, valid);
+    if (refs.length) throw invalid(refs);
+    return valid;
+  }
+
+  /** What an import would create, writing nothing. */
+  async plan(body: unknown, caller: ImportCaller): Promise<ImportPlan> {
+    const spec = this.check(body, caller);
+    const name = await this.#freeName(slugify(spec.name, 'dashboard'), false);
+    const sections = buildSections(sectionsOf(spec)).map((s) => ({ ...s, experimentId: NEW_ID }));
+    return { dryRun: true, manifest: `${DASHBOARDS_DIR}/${name}.yaml`, facadeId: NEW_ID, experiments: importSummary(sections) };
+  }
+
+  async import(body: unknown, caller: ImportCaller): Promise<ImportResult> {
+    this.check(body, caller);
+    const spec = body as Rec & { name: string };
+    const base = slugify(spec.name, 'dashboard');
+    const name = await this.#rt.locks.run('Dashboard/new', () => this.#freeName(base, true));
+    const relPath = `${DASHBOARDS_DIR}/${name}.yaml`;
+    const manifest: Manifest = { apiVersion: 'bi.controller/v1', kind: 'Dashboard', metadata: { name }, spec };
+    const opts = { actor: { userId: caller.userId, username: caller.username }, message: `import dashboard ${spec.name}` };
+    try {
+      const outcome = await this.#rt.submit(relPath, manifest, opts);
+      if (outcome.phase !== 'Synced') {
+        await this.#rt.withdraw(relPath, { ...opts, message: `withdraw dashboard ${spec.name}: ${outcome.message}` });
+        this.#nextSuffix.delete(base); // the name is free again
+        if (outcome.phase === 'Invalid') throw new ValidationError([], outcome.message);
+        throw new StepError(outcome.step ?? 'apply', outcome.message.replace(/^[^:]+: /, ''));
+      }
+      const facadeId = String(outcome.resourceIds.facadeId);
+      const view = readDashboard(this.#rt.db, facadeId);
+      if (!view) throw new StepError('apply', `facade ${facadeId} was not stored`);
+      return { facadeId, experiments: importSummary(view.sections) };
+    } finally {
+      this.#reserved.delete(name);
+    }
+  }
+
+  #assertTenant(spec: DashboardSpec, caller: ImportCaller): void {
+    if (!caller.clientScope) return;
+    const row = this.#rt.db.prepare('SELECT connection_id FROM clients WHERE client_id = ?').get(caller.clientScope) as
+      | { connection_id: string | null }
+      | undefined;
+    if (row?.connection_id !== spec.dataSource.dbId) {
+      throw new ForbiddenError(`API key is scoped to client ${caller.clientScope}: dataSource.dbId must be that client's connection`);
+    }
+  }
+
+  /** The first of `base`, `base-2`, `base-3`, … that no file, live object or running import holds. */
+  async #freeName(base: string, reserve: boolean): Promise<string> {
+    for (let n = this.#nextSuffix.get(base) ?? 1; ; n++) {
+      const name = n === 1 ? base : `${base.slice(0, 120)}-${n}`;
+      if (this.#reserved.has(name)) continue;
+      const status = this.#rt.reconciler.status.get(`Dashboard/${name}`);
+      if (status && isLive(status)) continue;
+      if (await this.#rt.writer.exists(`${DASHBOARDS_DIR}/${name}.yaml`)) continue;
+      if (reserve) {
+        this.#reserved.add(name);
+        this.#nextSuffix.set(base, n + 1);
+      }
+      return name;
+    }
+  }
+}

@@ -1,0 +1,96 @@
+import type { Database } from 'better-sqlite3';
+import { fromJson } from '../json.ts';
+import { nextRunAt } from './schedule.ts';
+import type { PipelineDestination, PipelineSchedule, PipelineSource, StepConfig, StepType } from './types.ts';
+
+export interface PipelineRow {
+  pipeline_id: string;
+  name: string;
+  description: string;
+  category: string | null;
+  tags: string;
+  source: string;
+  destination: string;
+  schedule: string | null;
+  status: string;
+  manifest_key: string | null;
+  created_by: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface StepRow {
+  step_id: string;
+  pipeline_id: string;
+  position: number;
+  type: StepType;
+  name: string;
+  status: string;
+  config: string;
+}
+
+export function readPipelineRow(db: Database, pipelineId: string): PipelineRow | undefined {
+  return db.prepare('SELECT * FROM pipelines WHERE pipeline_id = ?').get(pipelineId) as PipelineRow | undefined;
+}
+
+export function readStepRows(db: Database, pipelineId: string): StepRow[] {
+  return db.prepare('SELECT * FROM pipeline_steps WHERE pipeline_id = ? ORDER BY position').all(pipelineId) as StepRow[];
+}
+
+/** A step as the API shows it (import answer: the first four fields). */
+export interface StepView {
+  id: string;
+  type: StepType;
+  name: string;
+  status: string;
+  config: StepConfig;
+}
+
+/** The stored pipeline as `GET /v1/sdk/pipelines/{pipelineId}` answers it. */
+export interface PipelineView {
+  pipelineId: string;
+  name: string;
+  description: string;
+  category: string | null;
+  tags: string[];
+  status: string;
+  source: PipelineSource;
+  destination: PipelineDestination;
+  schedule: PipelineSchedule | null;
+  /** Next run of an enabled schedule (UTC ISO timestamp), else null. */
+  nextRunAt: string | null;
+  steps: StepView[];
+  createdBy: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Reads one pipeline with its resolved steps; `now` decides `nextRunAt`. */
+export function readPipeline(db: Database, pipelineId: string, now: Date): PipelineView | undefined {
+  const row = readPipelineRow(db, pipelineId);
+  if (!row) return undefined;
+  const schedule = fromJson<PipelineSchedule | null>(row.schedule, null);
+  const next = nextRunAt(schedule, now, new Date(row.created_at));
+  return {
+    pipelineId: row.pipeline_id,
+    name: row.name,
+    description: row.description,
+    category: row.category,
+    tags: fromJson<string[]>(row.tags, []),
+    status: row.status,
+    source: fromJson<PipelineSource>(row.source, {} as PipelineSource),
+    destination: fromJson<PipelineDestination>(row.destination, {} as PipelineDestination),
+    schedule,
+    nextRunAt: next ? next.toISOString() : null,
+    steps: readStepRows(db, pipelineId).map((s) => ({
+      id: s.step_id,
+      type: s.type,
+      name: s.name,
+      status: s.status,
+      config: fromJson<StepConfig>(s.config, {}),
+    })),
+    createdBy: row.created_by,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
