@@ -1,13 +1,11 @@
-import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { dashboardPayload, onboardingPackage } from '../../bench/lib/payloads.ts';
-import { storeInvariants } from './checks.ts';
+import { routeExists } from '../../bench/lib/api-client.ts';
+import { dashboardPayload, manifest, onboardingPackage, type ManifestObject } from '../../bench/lib/payloads.ts';
+import { folderStoreAgreement, storeInvariants } from './checks.ts';
 import { queryStore, request, requireRoute, scenario, startServer, until } from './harness.ts';
-
-const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 export function concurrencyScenarios(): void {
   describe('concurrency', () => {
@@ -41,58 +39,65 @@ export function concurrencyScenarios(): void {
       const ctx = await startServer('concurrent-key');
       try {
         await requireRoute(s, ctx, 'POST', '/v1/sdk/import', ctx.keyHeaders, 'issue 5');
-        const dir = join(ctx.server.opts.manifestsDir, 'dashboards');
-        const first = await request(`${ctx.server.url}/v1/sdk/import`, { body: dashboardPayload('converge'), headers: ctx.keyHeaders });
-        expect(first.status).toBe(201);
-        const file = readdirSync(dir).find((f) => f.endsWith('.yaml'));
-        if (!file) throw new Error('the import wrote no dashboard manifest');
-        const abs = join(dir, file);
-        const relPath = `dashboards/${file}`;
-        const template = parse(readFileSync(abs, 'utf8')) as { spec: { description: string } };
-        const handEdit = (description: string) => {
-          template.spec.description = description;
-          const tmp = `${abs}.${description}.tmp~`;
-          writeFileSync(tmp, stringify(template));
-          renameSync(tmp, abs);
+        const onboarding = await routeExists(ctx.server.url, 'POST', '/v1/sdk/client/onboard', ctx.keyHeaders);
+        const root = ctx.server.opts.manifestsDir;
+        const db = ctx.server.opts.dbPath;
+        const save = (rel: string, m: ManifestObject) => {
+          mkdirSync(dirname(join(root, rel)), { recursive: true });
+          const tmp = join(root, `${rel}.${Math.random().toString(36).slice(2)}.tmp~`);
+          writeFileSync(tmp, stringify(m));
+          renameSync(tmp, join(root, rel));
         };
-        const apiWrite = (description: string) =>
-          request(`${ctx.server.url}/v1/sdk/import`, { body: { ...dashboardPayload('converge'), description }, headers: ctx.keyHeaders });
-
-        /** Settled: the status row is Synced at the file's bytes and the facade carries its description. */
-        const settled = () =>
-          until(
-            () => {
-              const bytes = readFileSync(abs);
-              const onDisk = (parse(bytes.toString('utf8')) as { spec: { description: string } }).spec.description;
-              const row = queryStore<{ hash: string; phase: string }>(ctx.server.opts.dbPath, 'SELECT hash, phase FROM manifests WHERE path = ?', relPath)[0];
-              const stored = queryStore<{ description: string }>(ctx.server.opts.dbPath, `SELECT description FROM facades WHERE manifest_key = (SELECT key FROM manifests WHERE path = ?)`, relPath);
-              return row?.phase === 'Synced' && row.hash === sha256(bytes) && stored.length === 1 && stored[0].description === onDisk ? onDisk : undefined;
-            },
-            15_000,
-            'the dashboard to converge',
-          );
+        const dashboardFile = (name: string, description: string) => save(`dashboards/${name}.yaml`, manifest('Dashboard', name, { ...dashboardPayload('converge'), description }));
+        const clientFile = (id: string, clientName: string) => save(`clients/${id}.yaml`, manifest('Client', id, { ...onboardingPackage(id), clientName }));
 
         for (let round = 0; round < 3; round++) {
-          const writes: Promise<unknown>[] = [];
-          for (let i = 0; i < 6; i++) {
-            writes.push(apiWrite(`api-${round}-${i}`));
-            handEdit(`file-${round}-${i}`);
-            await new Promise((r) => setTimeout(r, 3));
+          // The API picks converge, converge-2, … while the same files are written by hand.
+          const writes: Promise<{ status: number; text: string }>[] = [];
+          for (let i = 0; i < 4; i++) {
+            writes.push(request(`${ctx.server.url}/v1/sdk/import`, { body: { ...dashboardPayload('converge'), description: `api-${round}-${i}` }, headers: ctx.keyHeaders }));
+            dashboardFile(i === 0 ? 'converge' : `converge-${i + 1}`, `file-${round}-${i}`);
           }
-          const answers = (await Promise.all(writes)) as { status: number }[];
-          for (const a of answers) expect([200, 201]).toContain(a.status);
-          await settled();
+          if (onboarding) {
+            writes.push(request(`${ctx.server.url}/v1/sdk/client/onboard`, { body: onboardingPackage(`CONV${round}`), headers: ctx.keyHeaders }));
+            clientFile(`CONV${round}`, `file CONV${round}`);
+          }
+          for (const a of await Promise.all(writes)) expect(a.status, a.text).toBeLessThan(500);
+          const problems = await until(() => (convergence(db, root).length === 0 ? 'ok' : undefined), 20_000, 'convergence').catch(() => convergence(db, root));
+          expect(problems === 'ok' ? [] : problems).toEqual([]);
         }
         // The last write wins, whichever door it came through.
-        handEdit('file-last');
-        expect(await settled()).toBe('file-last');
-        expect((await apiWrite('api-last')).status).toBeLessThan(300);
-        expect(await settled()).toBe('api-last');
-        expect(queryStore(ctx.server.opts.dbPath, `SELECT facade_id FROM facades`)).toHaveLength(1);
-        expect(storeInvariants(ctx.server.opts.dbPath)).toEqual([]);
+        dashboardFile('converge-2', 'file-last');
+        if (onboarding) clientFile('CONV0', 'file last');
+        await until(() => convergence(db, root).length === 0 && queryStore<{ description: string }>(db, `SELECT description FROM facades WHERE description = 'file-last'`).length === 1, 20_000, 'the last hand edit');
+        expect(storeInvariants(db)).toEqual([]);
       } finally {
         await ctx.close();
       }
     });
   });
+}
+
+/** Problems between the dashboards/ and clients/ files and the store (empty = converged). */
+function convergence(db: string, root: string): string[] {
+  const files = ['dashboards', 'clients'].flatMap((d) => {
+    try {
+      return readdirSync(join(root, d)).filter((f) => f.endsWith('.yaml')).map((f) => `${d}/${f}`);
+    } catch {
+      return [];
+    }
+  });
+  const problems = folderStoreAgreement(db, root, files);
+  for (const f of files) {
+    const spec = (parse(readFileSync(join(root, f), 'utf8')) as { spec: { description?: string; clientId?: string; clientName?: string } }).spec;
+    const key = queryStore<{ key: string }>(db, `SELECT key FROM manifests WHERE path = ? AND phase = 'Synced'`, f)[0]?.key;
+    if (f.startsWith('dashboards/')) {
+      const rows = queryStore<{ description: string }>(db, 'SELECT description FROM facades WHERE manifest_key = ?', key);
+      if (rows.length !== 1 || rows[0].description !== spec.description) problems.push(`${f}: file says ${spec.description}, store ${JSON.stringify(rows)}`);
+    } else {
+      const rows = queryStore<{ client_name: string }>(db, `SELECT client_name FROM clients WHERE client_id = ? AND status = 'ACTIVE'`, String(spec.clientId).toUpperCase());
+      if (rows.length !== 1 || rows[0].client_name !== spec.clientName) problems.push(`${f}: file says ${spec.clientName}, store ${JSON.stringify(rows)}`);
+    }
+  }
+  return problems;
 }

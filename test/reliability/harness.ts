@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { join, relative, sep } from 'node:path';
 import Database from 'better-sqlite3';
 import { it, type TestContext } from 'vitest';
@@ -128,4 +129,46 @@ export async function until<T>(check: () => T | Promise<T>, timeoutMs: number, w
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/**
+ * POSTs `size` bytes and reads the answer even when the server answers early and closes
+ * (a 413 before the body is in): fetch would report that as EPIPE.
+ */
+export function postLarge(url: string, size: number, headers: Record<string, string>): Promise<{ status: number; json: unknown; text: string }> {
+  return new Promise((resolve, reject) => {
+    const u = new URL(url);
+    const req = httpRequest({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { ...headers, 'content-type': 'application/json', 'content-length': String(size) } });
+    let answered = false;
+    req.on('response', (res) => {
+      answered = true;
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (text += d));
+      res.on('end', () => {
+        let json: unknown;
+        try {
+          json = JSON.parse(text);
+        } catch {
+          json = undefined;
+        }
+        resolve({ status: res.statusCode ?? 0, json, text });
+      });
+    });
+    req.on('error', (err) => {
+      if (!answered) reject(err);
+    });
+    const chunk = Buffer.alloc(64 * 1024, 'x');
+    chunk.write('{"name":"');
+    let sent = 0;
+    const pump = () => {
+      while (sent < size && !answered && !req.destroyed) {
+        const n = Math.min(chunk.length, size - sent);
+        sent += n;
+        if (!req.write(n === chunk.length ? chunk : chunk.subarray(0, n))) return void req.once('drain', pump);
+      }
+      req.end();
+    };
+    pump();
+  });
 }

@@ -8,7 +8,7 @@ import { git, gitLog } from '../../bench/lib/git.ts';
 import { dashboardPayload, onboardingPackage, pipelinePayload } from '../../bench/lib/payloads.ts';
 import type { BenchServer } from '../../bench/lib/setup.ts';
 import { storeInvariants } from './checks.ts';
-import { dumpFolder, errorText, queryStore, request, requireRoute, scenario, startServer, until } from './harness.ts';
+import { dumpFolder, errorText, postLarge, queryStore, request, requireRoute, scenario, startServer, until } from './harness.ts';
 
 const TRAVERSALS = ['../../../../tmp/evil', '..', '../x', '/etc/passwd', 'a/../../b', '..\\..\\win', 'x\u0000y', '.hidden', './.git/config', '%2e%2e%2fup', '....//....//x', 'CON', ' '];
 
@@ -107,10 +107,9 @@ export function securityScenarios(): void {
     scenario('10 MB bodies: 413 with a JSON error on every POST endpoint', async () => {
       const ctx = await startServer('bigbody');
       try {
-        const big = JSON.stringify({ name: 'x'.repeat(10 * 1024 * 1024) });
         const paths = ['/v1/auth/login', `/v1/api-keys/${ctx.session.userId}`, '/v1/sdk/client/onboard', '/v1/sdk/import', '/v1/sdk/import-pipeline', `/v1/sdk/import/${ctx.session.userId}`, '/v1/reconciler/sync', '/v1/reconciler/webhook'];
         for (const p of paths) {
-          const res = await request(`${ctx.server.url}${p}`, { method: 'POST', rawBody: big, headers: { 'content-type': 'application/json', ...ctx.keyHeaders, ...ctx.session.headers } });
+          const res = await postLarge(`${ctx.server.url}${p}`, 10 * 1024 * 1024, { ...ctx.keyHeaders, ...ctx.session.headers });
           expect(res.status, `${p}: ${res.text.slice(0, 200)}`).toBe(413);
           expect(errorText(res), p).toBeTruthy();
         }
