@@ -12,16 +12,29 @@ export interface Server {
   close(): Promise<void>;
 }
 
+/** The first admin from BI_ADMIN_USER / BI_ADMIN_PASSWORD when absent; the dummy login hash computed ahead. */
+async function bootstrapAuth(runtime: Runtime): Promise<void> {
+  const auth = authFor(runtime);
+  const { adminUser, adminPassword } = runtime.config;
+  if (adminUser && adminPassword) {
+    const admin = await auth.ensureAdmin(adminUser, adminPassword);
+    if (admin) runtime.log.info({ userId: admin.userId, username: admin.username }, 'first admin created');
+  } else if (adminUser || adminPassword) {
+    runtime.log.warn('BI_ADMIN_USER and BI_ADMIN_PASSWORD must both be set to create the first admin');
+  }
+  await auth.warmUp();
+}
+
 /** `bictl serve`: the runtime, its first sync, the HTTP API on HOST:PORT. */
 export async function startServer(config: Config): Promise<Server> {
   const log = createLogger({ level: config.logLevel });
   const runtime = new Runtime({ config, log });
-  const auth = authFor(runtime);
-  if (config.adminUser && config.adminPassword) {
-    const admin = await auth.ensureAdmin(config.adminUser, config.adminPassword);
-    if (admin) log.info({ userId: admin.userId, username: admin.username }, 'first admin created');
+  try {
+    await bootstrapAuth(runtime);
+  } catch (err) {
+    await runtime.stop();
+    throw err;
   }
-  await auth.warmUp();
   const app = await buildApp({ runtime, logger: log });
   const url = await app.listen({ host: config.host, port: config.port });
   log.info({ url, manifests: runtime.source.root, db: config.dbPath, git: config.git?.url }, 'listening');

@@ -10,6 +10,7 @@ import { DirectorySource } from './sources/directory.ts';
 import { openStore, type Store } from './store/db.ts';
 import { ACTOR_ANNOTATION, type Applier, type Clock, type Manifest, type ManifestSource, type ManifestWriter, type WriteOptions } from './types.ts';
 import { DirectoryWriter } from './writers/directory.ts';
+import { UnavailableError } from './errors.ts';
 
 export interface RuntimeOptions {
   config: Config;
@@ -43,6 +44,8 @@ export class Runtime {
   readonly locks = new KeyedMutex();
   readonly #shutdown: ShutdownHook[] = [];
   #stopped = false;
+  /** API writes in flight: stop() lets them finish before the store closes. */
+  readonly #inFlight = new Set<Promise<unknown>>();
 
   constructor(opts: RuntimeOptions) {
     this.config = opts.config;
@@ -87,27 +90,49 @@ export class Runtime {
    * The API's one path to change desired state: write the manifest (a file, or a commit in
    * git mode) with the caller recorded in an annotation, then reconcile that file now.
    */
-  async submit(relPath: string, manifest: Manifest, opts: WriteOptions): Promise<Outcome> {
+  submit(relPath: string, manifest: Manifest, opts: WriteOptions): Promise<Outcome> {
+    return this.#track(() => this.#submit(relPath, manifest, opts));
+  }
+
+  async #submit(relPath: string, manifest: Manifest, opts: WriteOptions): Promise<Outcome> {
     const withActor: Manifest = {
       ...manifest,
       metadata: { ...manifest.metadata, annotations: { ...manifest.metadata.annotations, [ACTOR_ANNOTATION]: opts.actor.userId } },
     };
-    await this.writer.write(relPath, stringify(withActor, { aliasDuplicateObjects: false }), opts);
-    const outcome = await this.reconciler.reconcilePath(relPath, { authors: new Map([[relPath, opts.actor.userId]]) });
+    const text = stringify(withActor, { aliasDuplicateObjects: false });
+    await this.writer.write(relPath, text, opts);
+    // Reconcile what was written without reading and parsing it back (a clone: validation fills in defaults).
+    const outcome = await this.reconciler.reconcilePath(
+      relPath,
+      { authors: new Map([[relPath, opts.actor.userId]]) },
+      { bytes: Buffer.from(text), document: structuredClone(withActor) },
+    );
     if (!outcome) throw new Error(`${relPath} was written but not reconciled`);
     return outcome;
   }
 
   /** Removes a manifest the API wrote (a failed onboarding) and reconciles the removal. */
-  async withdraw(relPath: string, opts: WriteOptions): Promise<void> {
-    await this.writer.remove(relPath, opts);
-    await this.reconciler.reconcilePath(relPath);
+  withdraw(relPath: string, opts: WriteOptions): Promise<void> {
+    return this.#track(async () => {
+      await this.writer.remove(relPath, opts);
+      await this.reconciler.reconcilePath(relPath);
+    });
+  }
+
+  #track<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.#stopped) return Promise.reject(new UnavailableError('the controller is shutting down'));
+    const p = fn();
+    this.#inFlight.add(p);
+    const done = () => this.#inFlight.delete(p);
+    p.then(done, done);
+    return p;
   }
 
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
     await this.source.stop();
+    await Promise.allSettled([...this.#inFlight]);
     this.reconciler.stop();
     await this.reconciler.idle();
     for (const hook of this.#shutdown.reverse()) {

@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { Database, Statement } from 'better-sqlite3';
 import { IdAllocator } from '../store/ids.ts';
 import type { Clock } from '../types.ts';
 import { generateApiKey, keyPrefixOf } from './api-key-text.ts';
@@ -56,11 +56,16 @@ export class ApiKeyStore {
   readonly #db: Database;
   readonly #clock: Clock;
   readonly #ids: IdAllocator;
+  readonly #byHash: Statement;
 
   constructor(opts: { db: Database; clock: Clock }) {
     this.#db = opts.db;
     this.#clock = opts.clock;
     this.#ids = new IdAllocator({ db: opts.db, clock: opts.clock });
+    this.#byHash = opts.db.prepare(
+      `SELECT k.key_id, k.user_id, k.client_id, k.expires_at, k.revoked_at, u.username, u.role
+       FROM api_keys k JOIN users u ON u.user_id = k.user_id WHERE k.key_hash = ?`,
+    );
   }
 
   /** Creates a key acting as `userId`; the plaintext is returned here and never again. */
@@ -90,12 +95,7 @@ export class ApiKeyStore {
   }
 
   byHash(keyHash: string): ApiKeyRecord | undefined {
-    const row = this.#db
-      .prepare(
-        `SELECT k.key_id, k.user_id, k.client_id, k.expires_at, k.revoked_at, u.username, u.role
-         FROM api_keys k JOIN users u ON u.user_id = k.user_id WHERE k.key_hash = ?`,
-      )
-      .get(keyHash) as
+    const row = this.#byHash.get(keyHash) as
       | { key_id: string; user_id: string; client_id: string | null; expires_at: string | null; revoked_at: string | null; username: string; role: Role }
       | undefined;
     if (!row) return undefined;

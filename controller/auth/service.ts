@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import { realScheduler, type Cancel, type Scheduler } from '../clock.ts';
 import { parseDuration } from '../config.ts';
+import { ConflictError } from '../errors.ts';
 import { silentLogger, type Logger } from '../log.ts';
 import type { Clock } from '../types.ts';
 import { isWellFormedApiKey } from './api-key-text.ts';
@@ -96,7 +97,18 @@ export class AuthService {
   #dummyHash: Promise<string> | undefined;
   #closed = false;
 
-  constructor(opts: { db: Database; clock: Clock; scheduler?: Scheduler; log?: Logger; settings?: Partial<AuthSettings> }) {
+  readonly #verify: typeof verifyPassword;
+
+  constructor(opts: {
+    db: Database;
+    clock: Clock;
+    scheduler?: Scheduler;
+    log?: Logger;
+    settings?: Partial<AuthSettings>;
+    /** The password check (a seam for tests that watch the unknown-user path hash too). */
+    verify?: typeof verifyPassword;
+  }) {
+    this.#verify = opts.verify ?? verifyPassword;
     this.#clock = opts.clock;
     this.#scheduler = opts.scheduler ?? realScheduler;
     this.#log = opts.log ?? silentLogger();
@@ -147,7 +159,12 @@ export class AuthService {
     const hash = this.#hashByKeyId.get(keyId);
     if (hash) this.#forget(hash);
     this.#keyLimiter.forget(keyId);
-    this.#pendingLastUsed.delete(keyId);
+    // Its last use is history worth keeping: write it now rather than drop it.
+    const lastUsed = this.#pendingLastUsed.get(keyId);
+    if (lastUsed) {
+      this.#pendingLastUsed.delete(keyId);
+      this.keys.touchMany(new Map([[keyId, lastUsed]]));
+    }
   }
 
   /** A user's keys, with `lastUsedAt` values not yet flushed to the store. */
@@ -205,7 +222,7 @@ export class AuthService {
       return { ok: false, status: 429, retryAfterSeconds: Math.max(...blocked.map((a) => (a.ok ? 0 : a.retryAfterSeconds))) };
     }
     const cred = this.users.credentials(username);
-    const matches = await verifyPassword(password, cred?.passwordHash ?? (await this.#dummy()));
+    const matches = await this.#verify(password, cred?.passwordHash ?? (await this.#dummy()));
     if (!cred || !matches) {
       this.#loginByIp.record(ip);
       this.#loginByName.record(nameKey);
@@ -218,7 +235,12 @@ export class AuthService {
   /** Creates the first admin from BI_ADMIN_USER / BI_ADMIN_PASSWORD when that user is absent. */
   async ensureAdmin(username: string, password: string): Promise<User | undefined> {
     if (this.users.findByName(username)) return undefined;
-    return this.users.create({ username, password, role: 'admin', cost: this.settings.passwordCost });
+    try {
+      return await this.users.create({ username, password, role: 'admin', cost: this.settings.passwordCost });
+    } catch (err) {
+      if (err instanceof ConflictError) return undefined;
+      throw new Error(`BI_ADMIN_USER / BI_ADMIN_PASSWORD: ${(err as Error).message}`);
+    }
   }
 
   /** Computes the dummy hash ahead of the first login (server start), so even that one is not faster. */

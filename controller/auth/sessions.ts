@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { Database, Statement } from 'better-sqlite3';
 import type { Clock } from '../types.ts';
 import { randomToken, sha256 } from './secrets.ts';
 import type { Role } from './users.ts';
@@ -57,11 +57,17 @@ export class SessionStore {
   readonly #db: Database;
   readonly #clock: Clock;
   readonly #ttl: SessionTtls;
+  /** Prepared once: the guard runs it on every S request. */
+  readonly #find: Statement;
 
   constructor(opts: { db: Database; clock: Clock; ttls?: Partial<SessionTtls> }) {
     this.#db = opts.db;
     this.#clock = opts.clock;
     this.#ttl = { ...DEFAULT_SESSION_TTLS, ...opts.ttls };
+    this.#find = opts.db.prepare(
+      `SELECT s.session_hash, s.user_id, s.csrf_hash, s.expires_at, s.revoked_at, u.username, u.role
+       FROM sessions s JOIN users u ON u.user_id = s.user_id WHERE s.session_hash = ?`,
+    );
   }
 
   create(userId: string): SessionTokens {
@@ -79,9 +85,7 @@ export class SessionStore {
 
   /** The live session for a LASID value, or undefined when unknown, revoked or expired. */
   find(sessionId: string): SessionRecord | undefined {
-    const row = this.#db
-      .prepare(`SELECT s.*, u.username, u.role FROM sessions s JOIN users u ON u.user_id = s.user_id WHERE s.session_hash = ?`)
-      .get(sha256(sessionId)) as SessionRow | undefined;
+    const row = this.#find.get(sha256(sessionId)) as SessionRow | undefined;
     if (!row || row.revoked_at !== null || Date.parse(row.expires_at) <= this.#clock().getTime()) return undefined;
     return { sessionHash: row.session_hash, userId: row.user_id, username: row.username, role: row.role, csrfHash: row.csrf_hash, expiresAt: row.expires_at };
   }

@@ -103,8 +103,13 @@ export function parseManifest(relPath: string, bytes: Buffer | string, schemas: 
     if ('problems' in parsed) return fail(parsed.problems);
     doc = parsed.value;
   }
+  return checkDocument(relPath, hash, doc, schemas);
+}
+
+/** Validates an already parsed document (defaults are applied to it in place). */
+export function checkDocument(relPath: string, hash: string, doc: unknown, schemas: SchemaRegistry): LoadResult {
   const result = schemas.validateManifest(doc);
-  if (!result.ok) return fail(result.problems, doc);
+  if (!result.ok) return { ok: false, path: relPath, hash, problems: result.problems, ...identify(doc) };
   const manifest = result.value;
   return { ok: true, path: relPath, hash, key: manifestKey(manifest.kind, manifest.metadata.name), manifest };
 }

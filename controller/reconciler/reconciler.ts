@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { boundMessage, formatProblem, StepError, UnavailableError } from '../errors.ts';
 import { realScheduler, systemClock, type Scheduler } from '../clock.ts';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { isManifestPath, parseManifest, readManifestFile, readManifestFileSync, sha256, type LoadResult } from '../manifest/loader.ts';
+import { checkDocument, isManifestPath, parseManifest, readManifestFile, readManifestFileSync, sha256, type LoadResult } from '../manifest/loader.ts';
 import type { SchemaRegistry } from '../manifest/validator.ts';
 import { IdAllocator } from '../store/ids.ts';
 import type { Store } from '../store/db.ts';
@@ -62,6 +62,15 @@ export interface PruneBlocked {
   keys: string[];
   live: number;
   at: string;
+}
+
+/**
+ * A file the caller has just written: its bytes, and optionally the document they encode, so
+ * the API's write is reconciled without reading and parsing its own output again.
+ */
+export interface WrittenFile {
+  bytes: Buffer;
+  document?: unknown;
 }
 
 export interface SyncOptions extends SourceMeta {
@@ -203,15 +212,15 @@ export class Reconciler extends EventEmitter implements SourceSink {
    * Reconciles one file now and answers with its outcome (the API's path: write the file,
    * then call this). `null` when the file is gone and owned nothing.
    */
-  async reconcilePath(relPath: string, meta: SourceMeta = {}): Promise<Outcome | null> {
+  async reconcilePath(relPath: string, meta: SourceMeta = {}, written?: WrittenFile): Promise<Outcome | null> {
     const report = emptyReport();
-    const bytes = await readManifestFile(join(this.#root, relPath));
+    const bytes = written?.bytes ?? (await readManifestFile(join(this.#root, relPath)));
     if (bytes === null) {
       const keys = this.#forgetPath(relPath);
       await this.#prune(keys, { ...meta, allowMassPrune: true }, report);
       return keys.length ? (this.#lastOutcome.get(keys[0]) ?? null) : null;
     }
-    const [key] = await this.#scanAll([relPath], meta, report);
+    const key = this.#scan(relPath, meta, report, undefined, written);
     if (!key) {
       const row = this.status.byPath(relPath)[0];
       return row ? outcomeOf(row) : null;
@@ -291,8 +300,9 @@ export class Reconciler extends EventEmitter implements SourceSink {
     meta: SourceMeta,
     report: SyncReport,
     index?: Map<string, { key: string; hash: string | null; phase: Phase }[]>,
+    written?: WrittenFile,
   ): string | undefined {
-    const bytes = readManifestFileSync(join(this.#root, path));
+    const bytes = written?.bytes ?? readManifestFileSync(join(this.#root, path));
     if (bytes === null) return undefined;
     const known = index ? (index.get(path) ?? []) : this.status.byPath(path);
     const prevKey = known.find((r) => !r.key.startsWith(INVALID_PREFIX))?.key;
@@ -309,7 +319,7 @@ export class Reconciler extends EventEmitter implements SourceSink {
       report.skipped++;
       return undefined;
     }
-    const result = parseManifest(path, bytes, this.#schemas);
+    const result = written?.document !== undefined ? checkDocument(path, hash, written.document, this.#schemas) : parseManifest(path, bytes, this.#schemas);
     if (!result.ok) {
       this.#markInvalid(path, prevKey, result.problems, result, report);
       return undefined;

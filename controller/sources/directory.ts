@@ -46,15 +46,20 @@ export class DirectorySource implements ManifestSource {
         const rel = relative(this.root, p);
         return rel.split(sep).some((s) => s.startsWith('.') && s !== '.' && s !== '..');
       },
+      // Our own debounce turns an editor's unlink+add into one change; chokidar's 100 ms `atomic` wait is not needed.
       awaitWriteFinish: false,
-      atomic: true,
+      atomic: false,
     });
     this.#watcher = watcher;
     const on = (kind: 'changed' | 'removed') => (p: string) => this.#record(p, kind);
     watcher.on('add', on('changed')).on('change', on('changed')).on('unlink', on('removed'));
     watcher.on('unlinkDir', (p: string) => this.#record(p, 'removed-dir'));
     watcher.on('error', (e: unknown) => this.#onError(e instanceof Error ? e : new Error(String(e))));
-    await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
+    const ready = new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
+    // The first sync runs while chokidar walks the tree; a second (cheap: unchanged files cost a
+    // hash) catches whatever changed before the watches were in place.
+    await this.resync();
+    await ready;
     await this.resync();
   }
 

@@ -7,9 +7,17 @@ import { safeManifestPath } from './paths.ts';
 
 /** Writes `content` to `abs` atomically: temp file in the same folder, fsync, rename. */
 export async function writeFileAtomic(abs: string, content: string): Promise<void> {
-  await mkdir(dirname(abs), { recursive: true });
-  const tmp = join(dirname(abs), `.${randomBytes(6).toString('hex')}.tmp`);
-  const handle = await open(tmp, 'w', 0o644);
+  const dir = dirname(abs);
+  const tmp = join(dir, `.${randomBytes(6).toString('hex')}.tmp`);
+  let handle;
+  try {
+    handle = await open(tmp, 'w', 0o644);
+  } catch (err) {
+    // The folder is made on first use only (no mkdir per write on the hot path).
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    await mkdir(dir, { recursive: true });
+    handle = await open(tmp, 'w', 0o644);
+  }
   try {
     try {
       await handle.writeFile(content);

@@ -1,4 +1,79 @@
+import type { ReadStream } from 'node:tty';
+import { UserStore } from '../../auth/users.ts';
+import { table, type CliIO } from '../io.ts';
 import type { CommandContext } from '../main.ts';
+import { withRuntime } from './oneshot.ts';
 
-// Filled in by its issue.
-export function registerUsers(_ctx: CommandContext): void {}
+/** Reads everything piped in and keeps the first line (so `echo pw | bictl users add` works). */
+async function readPiped(stdin: NodeJS.ReadableStream): Promise<string> {
+  let text = '';
+  for await (const chunk of stdin) {
+    text += typeof chunk === 'string' ? chunk : (chunk as Buffer).toString('utf8');
+    if (text.includes('\n')) break;
+  }
+  return text.split(/\r?\n/)[0];
+}
+
+/** Prompts on the terminal without echoing what is typed. */
+function promptHidden(io: CliIO, tty: ReadStream, prompt: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let value = '';
+    const done = (err?: Error) => {
+      tty.setRawMode(false);
+      tty.pause();
+      tty.off('data', onData);
+      io.err('');
+      if (err) reject(err);
+      else resolve(value);
+    };
+    const onData = (buf: Buffer) => {
+      for (const ch of buf.toString('utf8')) {
+        if (ch === '\r' || ch === '\n') return done();
+        if (ch === '\u0003' || ch === '\u0004') return done(new Error('cancelled'));
+        if (ch === '\u007f' || ch === '\b') value = value.slice(0, -1);
+        else value += ch;
+      }
+    };
+    process.stderr.write(prompt);
+    tty.setRawMode(true);
+    tty.resume();
+    tty.on('data', onData);
+  });
+}
+
+async function readPassword(io: CliIO): Promise<string> {
+  const tty = io.stdin as Partial<ReadStream>;
+  if (tty.isTTY && typeof tty.setRawMode === 'function') {
+    const first = await promptHidden(io, tty as ReadStream, 'Password: ');
+    const again = await promptHidden(io, tty as ReadStream, 'Repeat password: ');
+    if (first !== again) throw new Error('passwords do not match');
+    return first;
+  }
+  return readPiped(io.stdin);
+}
+
+export function registerUsers(ctx: CommandContext): void {
+  const users = ctx.program.command('users').description('manage users who log in to the API and the settings UI');
+
+  users
+    .command('add <username>')
+    .description('create a user; the password is read from stdin (piped) or prompted for; prints the userId')
+    .option('--admin', 'give the user the admin role (default: member)')
+    .action(async (username: string, opts: { admin?: boolean }) => {
+      const password = await readPassword(ctx.io);
+      await withRuntime(ctx, async (rt) => {
+        const user = await new UserStore({ db: rt.db, clock: rt.clock }).create({ username, password, role: opts.admin ? 'admin' : 'member' });
+        ctx.io.out(user.userId);
+      });
+    });
+
+  users
+    .command('list')
+    .description('list users (ID, name, role)')
+    .action(async () => {
+      await withRuntime(ctx, async (rt) => {
+        const rows = new UserStore({ db: rt.db, clock: rt.clock }).list().map((u) => [u.userId, u.username, u.role, u.createdAt]);
+        ctx.io.out(table(['USER ID', 'USERNAME', 'ROLE', 'CREATED'], rows));
+      });
+    });
+}

@@ -1,0 +1,38 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startServer } from '../../../api/server.ts';
+import { loadConfig } from '../../../controller/config.ts';
+
+describe('first admin from BI_ADMIN_USER / BI_ADMIN_PASSWORD', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'bi-boot-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  const config = (env: Record<string, string>) =>
+    loadConfig({ ...env, BI_LOG_LEVEL: 'silent' }, { port: 0, manifestsDir: join(dir, 'manifests'), dbPath: join(dir, 'data', 'bi.sqlite'), dataDir: join(dir, 'data') });
+
+  it('is created at start when absent, can log in, and is not created twice', async () => {
+    const env = { BI_ADMIN_USER: 'root', BI_ADMIN_PASSWORD: 'first-admin-password' };
+    const s1 = await startServer(config(env));
+    const login = await s1.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { username: 'root', password: 'first-admin-password' } });
+    expect(login.statusCode).toBe(200);
+    const { userId } = login.json() as { userId: string };
+    await s1.close();
+    const s2 = await startServer(config({ ...env, BI_ADMIN_PASSWORD: 'a-changed-password' }));
+    const users = s2.runtime.db.prepare('SELECT user_id, username, role FROM users').all();
+    expect(users).toEqual([{ user_id: userId, username: 'root', role: 'admin' }]);
+    // The environment does not overwrite an existing admin's password.
+    expect((await s2.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { username: 'root', password: 'first-admin-password' } })).statusCode).toBe(200);
+    await s2.close();
+  });
+
+  it('a too-short password stops the start with a clear message', async () => {
+    await expect(startServer(config({ BI_ADMIN_USER: 'root', BI_ADMIN_PASSWORD: 'short' }))).rejects.toThrow(
+      'BI_ADMIN_USER / BI_ADMIN_PASSWORD: password must be at least 8 characters',
+    );
+  });
+});

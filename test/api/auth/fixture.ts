@@ -1,0 +1,40 @@
+import { buildApp } from '../../../api/app.ts';
+import { requireApiKey, requireSession } from '../../../api/auth/guards.ts';
+import { installAuth } from '../../../controller/auth/runtime-auth.ts';
+import type { AuthSettings } from '../../../controller/auth/service.ts';
+import type { Logger } from '../../../controller/log.ts';
+import { makeTestRuntime, type TestApp, type TestRuntime } from '../../helpers/runtime.ts';
+
+/**
+ * The real app plus probe routes behind each guard, so the guards are tested through HTTP
+ * before the other issues' A and S endpoints exist:
+ *   GET /probe/a                 A
+ *   GET /probe/s/:userId         S
+ *   GET /probe/s                 S, no userId in the path
+ *   GET /probe/admin/:userId     S, admin
+ *   GET /probe/nocsrf/:userId    S without the CTN check
+ */
+export async function makeAuthApp(
+  opts: { settings?: Partial<AuthSettings>; logger?: Logger; trustProxy?: boolean; from?: TestRuntime } = {},
+): Promise<TestApp> {
+  const t = opts.from ?? (await makeTestRuntime());
+  installAuth(t.rt, { passwordCost: { N: 1024, r: 8, p: 1 }, ...opts.settings }, {});
+  const app = await buildApp({ runtime: t.rt, logger: opts.logger, trustProxy: opts.trustProxy });
+  const echo = async (req: { principal?: unknown }) => ({ principal: req.principal });
+  await app.register(async (scope) => {
+    scope.get('/probe/a', { preHandler: requireApiKey(scope) }, echo);
+    scope.get('/probe/s/:userId', { preHandler: requireSession(scope) }, echo);
+    scope.get('/probe/s', { preHandler: requireSession(scope) }, echo);
+    scope.get('/probe/admin/:userId', { preHandler: requireSession(scope, { role: 'admin' }) }, echo);
+    scope.get('/probe/nocsrf/:userId', { preHandler: requireSession(scope, { csrf: false }) }, echo);
+  });
+  await app.ready();
+  return {
+    ...t,
+    app,
+    close: async () => {
+      await app.close();
+      await t.close();
+    },
+  };
+}

@@ -1,0 +1,57 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { verifyPassword } from '../../../controller/auth/passwords.ts';
+import type { CliIO } from '../../../controller/cli/io.ts';
+import { main } from '../../../controller/cli/main.ts';
+import { openStore } from '../../../controller/store/db.ts';
+
+describe('bictl users', () => {
+  let dir: string;
+  let db: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'bi-users-'));
+    db = join(dir, 'data', 'bi.sqlite');
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  const run = async (args: string[], stdin = '') => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const io: CliIO = { out: (l) => out.push(l), err: (l) => err.push(l), env: { BI_MANIFESTS_DIR: join(dir, 'manifests') }, stdin: Readable.from([stdin]) };
+    const code = await main(['node', 'bictl', '--db', db, ...args], io);
+    return { code, out, err };
+  };
+
+  it('users add <name> --admin reads the password from stdin and prints only the userId', async () => {
+    const r = await run(['users', 'add', 'alice', '--admin'], 'correct horse battery\nignored\n');
+    expect(r).toEqual({ code: 0, out: [expect.stringMatching(/^U\d{4}A00001$/)], err: [] });
+    const store = openStore(db);
+    const row = store.prepare('SELECT user_id, username, role, password_hash FROM users').get() as Record<string, string>;
+    store.close();
+    expect(row).toMatchObject({ user_id: r.out[0], username: 'alice', role: 'admin' });
+    expect(await verifyPassword('correct horse battery', row.password_hash)).toBe(true);
+  });
+
+  it('without --admin the user is a member; users list shows both', async () => {
+    await run(['users', 'add', 'alice', '--admin'], 'correct horse battery\n');
+    await run(['users', 'add', 'bob'], 'another good one\n');
+    const r = await run(['users', 'list']);
+    expect(r.code).toBe(0);
+    const [header, ...rows] = r.out[0].split('\n');
+    expect(header).toMatch(/^USER ID\s+USERNAME\s+ROLE\s+CREATED$/);
+    expect(rows.map((l) => l.split(/\s+/).slice(0, 3).join(' '))).toEqual([
+      expect.stringMatching(/^U\d{4}A00001 alice admin$/),
+      expect.stringMatching(/^U\d{4}A00002 bob member$/),
+    ]);
+  });
+
+  it('refuses a short password, a bad name and a duplicate, with exit code 1', async () => {
+    expect(await run(['users', 'add', 'alice'], 'short\n')).toEqual({ code: 1, out: [], err: ['bictl: password must be at least 8 characters'] });
+    expect((await run(['users', 'add', 'al ice'], 'long enough pw\n')).err[0]).toMatch(/^bictl: username must be 1 to 64 characters/);
+    await run(['users', 'add', 'alice'], 'long enough pw\n');
+    expect(await run(['users', 'add', 'ALICE'], 'long enough pw\n')).toEqual({ code: 1, out: [], err: ['bictl: User ALICE already exists'] });
+  });
+});
