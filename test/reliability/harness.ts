@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { join, relative, sep } from 'node:path';
 import Database from 'better-sqlite3';
 import { it, type TestContext } from 'vitest';
@@ -132,43 +132,48 @@ export async function until<T>(check: () => T | Promise<T>, timeoutMs: number, w
 }
 
 /**
- * POSTs `size` bytes and reads the answer even when the server answers early and closes
- * (a 413 before the body is in): fetch would report that as EPIPE.
+ * POSTs `size` bytes over a raw socket and reads the answer even when the server answers early
+ * and closes (a 413 before the body is in): an HTTP client would report that as EPIPE.
  */
 export function postLarge(url: string, size: number, headers: Record<string, string>): Promise<{ status: number; json: unknown; text: string }> {
   return new Promise((resolve, reject) => {
     const u = new URL(url);
-    const req = httpRequest({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { ...headers, 'content-type': 'application/json', 'content-length': String(size) } });
-    let answered = false;
-    req.on('response', (res) => {
-      answered = true;
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (text += d));
-      res.on('end', () => {
-        let json: unknown;
-        try {
-          json = JSON.parse(text);
-        } catch {
-          json = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, json, text });
-      });
+    const socket = connect({ host: u.hostname, port: Number(u.port) });
+    const chunks: Buffer[] = [];
+    socket.on('data', (d: Buffer) => chunks.push(d));
+    socket.on('error', () => {
+      /* EPIPE / ECONNRESET once the server has answered and closed */
     });
-    req.on('error', (err) => {
-      if (!answered) reject(err);
-    });
-    const chunk = Buffer.alloc(64 * 1024, 'x');
-    chunk.write('{"name":"');
-    let sent = 0;
-    const pump = () => {
-      while (sent < size && !answered && !req.destroyed) {
-        const n = Math.min(chunk.length, size - sent);
-        sent += n;
-        if (!req.write(n === chunk.length ? chunk : chunk.subarray(0, n))) return void req.once('drain', pump);
+    socket.on('close', () => {
+      const raw = Buffer.concat(chunks).toString('utf8').replace(/^(HTTP\/1\.1 100[^\r]*\r\n(?:[^\r]+\r\n)*\r\n)+/, '');
+      const m = /^HTTP\/1\.1 (\d{3})[^\r]*\r\n([\s\S]*?)\r\n\r\n([\s\S]*)$/.exec(raw);
+      if (!m) return reject(new Error(`no HTTP answer: ${raw.slice(0, 200)}`));
+      const text = m[3];
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = undefined;
       }
-      req.end();
-    };
-    pump();
+      resolve({ status: Number(m[1]), json, text });
+    });
+    socket.on('connect', () => {
+      const head = [`POST ${u.pathname} HTTP/1.1`, `host: ${u.host}`, 'content-type: application/json', `content-length: ${size}`, 'expect: 100-continue', 'connection: close', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+      socket.write(`${head.join('\r\n')}\r\n\r\n`);
+      const chunk = Buffer.alloc(64 * 1024, 'x');
+      chunk.write('{"name":"');
+      let sent = 0;
+      const finalAnswer = () => /HTTP\/1\.1 (?!100)\d{3}/.test(Buffer.concat(chunks).toString('latin1'));
+      const pump = () => {
+        while (sent < size && !socket.destroyed && !finalAnswer()) {
+          const n = Math.min(chunk.length, size - sent);
+          sent += n;
+          if (!socket.write(n === chunk.length ? chunk : chunk.subarray(0, n))) return void socket.once('drain', pump);
+        }
+      };
+      // A server that refuses on Content-Length answers before the body (as curl sees it);
+      // sending the body into a closed socket would make the kernel drop that answer (RST).
+      setTimeout(pump, 300);
+    });
   });
 }
