@@ -1,4 +1,5 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { bearer, createApiKey, login, type Session } from './api-client.ts';
@@ -63,6 +64,7 @@ export async function startBenchServer(opts: {
   try {
     await server.start();
     await server.waitReady();
+    if (mode === 'git') assertPrerequisitesRead(server.opts.dbPath);
     const session = await login(server.url, server.opts.adminUser, server.opts.adminPassword);
     const key = await createApiKey(server.url, session);
     return {
@@ -82,5 +84,16 @@ export async function startBenchServer(opts: {
   } catch (err) {
     await server.stop();
     throw err;
+  }
+}
+
+/** In git mode the prerequisites come only from the seeded repository: were they read? */
+function assertPrerequisitesRead(dbPath: string): void {
+  const db = new Database(dbPath, { readonly: true });
+  try {
+    const row = db.prepare(`SELECT phase FROM manifests WHERE kind = 'Connection'`).get() as { phase: string } | undefined;
+    if (row?.phase !== 'Synced') throw new Error('git mode is not in this build: the seeded repository was not read (issue 7 not merged)');
+  } finally {
+    db.close();
   }
 }

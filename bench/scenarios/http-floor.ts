@@ -52,9 +52,19 @@ export async function httpFloor(report: Report, opts: { seconds: number }): Prom
       const rps = (rs: LoadResult[]) => round(rs.reduce((a, r) => a + r.rps, 0) / rs.length, 0);
       const a = rps(ours);
       const b = rps(floor);
+      // The same server with request logging off (BI_LOG_LEVEL=warn): how much of the gap is the log.
+      const quiet = await startBenchServer({ prefix: 'bench-http-quiet', server: { logLevel: 'warn' } });
+      let q: number;
+      try {
+        await run(quiet.server.url, 1);
+        q = rps([await run(quiet.server.url, opts.seconds)]);
+      } finally {
+        await quiet.close();
+      }
       report.add({ bench: BENCH, figure: 'GET /v1/sdk/chart-types', value: a, unit: 'req/s', detail: { p50: ours[1].p50, p99: ours[1].p99, non2xx: ours[0].non2xx + ours[1].non2xx } });
       report.add({ bench: BENCH, figure: 'bare Fastify, same constant', value: b, unit: 'req/s', detail: { p50: floor[1].p50, p99: floor[1].p99 } });
       report.add({ bench: BENCH, figure: 'ratio chart-types / bare', value: round(a / b, 3), unit: 'x', goal: '>= 0.9' });
+      report.add({ bench: BENCH, figure: 'chart-types, BI_LOG_LEVEL=warn (no request log)', value: q, unit: 'req/s', detail: { ratioToBare: round(q / b, 3) } });
     } finally {
       bare.stop();
     }
