@@ -3,6 +3,7 @@ import type { Config } from '../controller/config.ts';
 import { authFor } from '../controller/auth/runtime-auth.ts';
 import { createLogger } from '../controller/log.ts';
 import { Runtime } from '../controller/runtime.ts';
+import { redactUrl } from '../controller/sources/git.ts';
 import { buildApp } from './app.ts';
 
 export interface Server {
@@ -37,7 +38,7 @@ export async function startServer(config: Config): Promise<Server> {
   }
   const app = await buildApp({ runtime, logger: log });
   const url = await app.listen({ host: config.host, port: config.port });
-  log.info({ url, manifests: runtime.source.root, db: config.dbPath, git: config.git?.url }, 'listening');
+  log.info({ url, manifests: runtime.source.root, db: config.dbPath, git: config.git ? `${redactUrl(config.git.url)}#${config.git.branch}` : undefined }, 'listening');
   // Serve /healthz at once; /readyz turns 200 when the first full sync is done.
   const started = runtime.start().then(
     () => log.info({ objects: runtime.reconciler.listStatus().length }, 'first sync done'),

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { realScheduler, systemClock, type Scheduler } from './clock.ts';
 import type { Config } from './config.ts';
@@ -6,10 +8,14 @@ import { silentLogger, type Logger } from './log.ts';
 import { SchemaRegistry } from './manifest/validator.ts';
 import { KeyedMutex } from './mutex.ts';
 import { Reconciler, type Outcome } from './reconciler/reconciler.ts';
+import { WriterLock } from './git/lock.ts';
+import { GitRepo } from './git/repo.ts';
 import { DirectorySource } from './sources/directory.ts';
+import { GitSource } from './sources/git.ts';
 import { openStore, type Store } from './store/db.ts';
 import { ACTOR_ANNOTATION, type Applier, type Clock, type Manifest, type ManifestSource, type ManifestWriter, type WriteOptions } from './types.ts';
 import { DirectoryWriter } from './writers/directory.ts';
+import { GitWriter } from './writers/git.ts';
 import { UnavailableError } from './errors.ts';
 
 export interface RuntimeOptions {
@@ -22,6 +28,13 @@ export interface RuntimeOptions {
   /** Replace the folder watcher / file writer (git mode, tests). */
   source?: ManifestSource;
   writer?: ManifestWriter;
+  /** Waits between git push attempts (tests resolve at once). */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/** Where git mode keeps its working clone: one folder per repository URL under the data folder. */
+export function cloneDir(dataDir: string, url: string): string {
+  return join(dataDir, 'git', createHash('sha256').update(url).digest('hex').slice(0, 16));
 }
 
 /** Hooks other parts register to run at shutdown (flush `lastUsedAt`, close git). */
@@ -38,6 +51,8 @@ export class Runtime {
   readonly reconciler: Reconciler;
   readonly source: ManifestSource;
   readonly writer: ManifestWriter;
+  /** The git source in git mode (BI_GIT_URL set), for sync now, webhooks and rollback. */
+  readonly gitSource: GitSource | undefined;
   readonly clock: Clock;
   readonly log: Logger;
   /** Serializes API writes per object (`Client/ACME`). */
@@ -53,14 +68,17 @@ export class Runtime {
     this.log = opts.log ?? silentLogger();
     this.db = openStore(opts.config.dbPath);
     this.schemas = new SchemaRegistry();
+    const git = opts.source ? undefined : this.#gitParts(opts);
     this.source =
       opts.source ??
+      git?.source ??
       new DirectorySource({
         root: opts.config.manifestsDir,
         scheduler: opts.scheduler ?? realScheduler,
         onError: (err) => this.log.error({ err: err.message }, 'watcher error'),
       });
-    this.writer = opts.writer ?? new DirectoryWriter({ root: this.source.root });
+    this.gitSource = this.source instanceof GitSource ? this.source : undefined;
+    this.writer = opts.writer ?? git?.writer ?? new DirectoryWriter({ root: this.source.root });
     this.reconciler = new Reconciler({
       db: this.db,
       schemas: this.schemas,
@@ -75,6 +93,44 @@ export class Runtime {
       else if (e.phase === 'Failed' || e.phase === 'Invalid' || e.type === 'prune-blocked') this.log.warn({ key: e.key, phase: e.phase, message: e.message }, e.type);
       else this.log.info({ key: e.key, phase: e.phase }, 'reconciled');
     });
+  }
+
+  /** Git mode: the working clone, its one writer lock, the polling source and the committing writer. */
+  #gitParts(opts: RuntimeOptions): { source: GitSource; writer: GitWriter } | undefined {
+    const git = opts.config.git;
+    if (!git) return undefined;
+    const scheduler = opts.scheduler ?? realScheduler;
+    const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((resolve) => scheduler(resolve, ms)));
+    const repo = new GitRepo({
+      dir: cloneDir(opts.config.dataDir, git.url),
+      url: git.url,
+      branch: git.branch,
+      committer: { name: git.authorName, email: git.authorEmail },
+    });
+    const lock = new WriterLock();
+    const source = new GitSource({
+      repo,
+      lock,
+      db: this.db,
+      path: git.path,
+      intervalMs: git.intervalMs,
+      scheduler,
+      clock: this.clock,
+      log: this.log,
+      random: opts.random,
+      sleep,
+    });
+    const writer = new GitWriter({
+      repo,
+      lock,
+      root: source.root,
+      path: git.path,
+      sleep,
+      random: opts.random,
+      log: this.log,
+      onRemoteMoved: () => source.requestSync(),
+    });
+    return { source, writer };
   }
 
   /** Starts the source: its first full sync, then watching (or polling). */
@@ -100,11 +156,11 @@ export class Runtime {
       metadata: { ...manifest.metadata, annotations: { ...manifest.metadata.annotations, [ACTOR_ANNOTATION]: opts.actor.userId } },
     };
     const text = stringify(withActor, { aliasDuplicateObjects: false });
-    await this.writer.write(relPath, text, opts);
+    const written = await this.writer.write(relPath, text, opts);
     // Reconcile what was written without reading and parsing it back (a clone: validation fills in defaults).
     const outcome = await this.reconciler.reconcilePath(
       relPath,
-      { authors: new Map([[relPath, opts.actor.userId]]) },
+      { revision: written?.revision, authors: new Map([[relPath, opts.actor.userId]]) },
       { bytes: Buffer.from(text), document: structuredClone(withActor) },
     );
     if (!outcome) throw new Error(`${relPath} was written but not reconciled`);
@@ -114,8 +170,8 @@ export class Runtime {
   /** Removes a manifest the API wrote (a failed onboarding) and reconciles the removal. */
   withdraw(relPath: string, opts: WriteOptions): Promise<void> {
     return this.#track(async () => {
-      await this.writer.remove(relPath, opts);
-      await this.reconciler.reconcilePath(relPath);
+      const written = await this.writer.remove(relPath, opts);
+      await this.reconciler.reconcilePath(relPath, { revision: written?.revision });
     });
   }
 

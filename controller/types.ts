@@ -126,9 +126,14 @@ export interface WriteOptions {
   message: string;
 }
 
+/** What a write recorded: in git mode, the commit now at the head of the branch. */
+export interface WriteResult {
+  revision?: string;
+}
+
 /** How the API records desired state: a file in the folder, or a commit in git mode. */
 export interface ManifestWriter {
-  write(relPath: string, content: string, opts: WriteOptions): Promise<void>;
-  remove(relPath: string, opts: WriteOptions): Promise<void>;
+  write(relPath: string, content: string, opts: WriteOptions): Promise<WriteResult | void>;
+  remove(relPath: string, opts: WriteOptions): Promise<WriteResult | void>;
   exists(relPath: string): Promise<boolean>;
 }

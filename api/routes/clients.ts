@@ -1,4 +1,34 @@
 import type { FastifyInstance } from 'fastify';
+import { NotFoundError } from '../../controller/errors.ts';
+import { exportClient } from '../../controller/kinds/client/export.ts';
+import { listClients, parseListQuery } from '../../controller/kinds/client/listing.ts';
+import { detailView, readClient } from '../../controller/kinds/client/registry.ts';
+import { normalizeClientId } from '../../controller/kinds/client/rules.ts';
+import { requireSession } from '../auth/guards.ts';
 
-// Filled in by its issue.
-export default async function routes(_app: FastifyInstance): Promise<void> {}
+/**
+ * The client registry for admins (session): the listing (spec 4.5), the single read (4.6) and
+ * the export of an onboarding package (DESIGN: endpoints beyond the spec).
+ */
+export default async function clientRoutes(app: FastifyInstance): Promise<void> {
+  const admin = { preHandler: requireSession(app, { role: 'admin' }) };
+
+  app.get('/v1/bi/admin/clients/:userId', admin, async (req) => {
+    const query = parseListQuery((req.query ?? {}) as Record<string, unknown>);
+    const page = listClients(app.runtime.db, query);
+    return { success: true, data: page.data, pagination: page.pagination };
+  });
+
+  // Registered before the single read; find-my-way prefers the static `export` segment anyway.
+  app.get('/v1/bi/admin/clients/:clientId/export/:userId', admin, async (req) => {
+    const { clientId } = req.params as { clientId: string };
+    return exportClient(app.runtime.db, normalizeClientId(clientId));
+  });
+
+  app.get('/v1/bi/admin/clients/:clientId/:userId', admin, async (req) => {
+    const clientId = normalizeClientId((req.params as { clientId: string }).clientId);
+    const row = readClient(app.runtime.db, clientId);
+    if (!row) throw new NotFoundError(`Client ${clientId} not found`);
+    return { success: true, client: detailView(row) };
+  });
+}

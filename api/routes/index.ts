@@ -10,6 +10,7 @@ import onboard from './onboard.ts';
 import openapi from './openapi.ts';
 import pipelines from './pipelines.ts';
 import reconciler from './reconciler.ts';
+import settings from './settings.ts';
 import ui from './ui.ts';
 
 /** Every route module, registered in this order by buildApp. */
@@ -24,6 +25,7 @@ export const routes: ((app: FastifyInstance) => Promise<void>)[] = [
   dashboards,
   pipelines,
   reconciler,
+  settings,
   openapi,
   ui,
 ];

@@ -1,4 +1,123 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ValidationError } from '../../controller/errors.ts';
+import { parseStatusFilter } from '../../controller/reconciler/status-filter.ts';
+import type { ReconcileEvent } from '../../controller/reconciler/reconciler.ts';
+import type { StatusRecord } from '../../controller/reconciler/status.ts';
+import { listManifestPaths } from '../../controller/sources/list.ts';
+import { requireSession } from '../auth/guards.ts';
+import webhook from './reconciler-webhook.ts';
 
-// Filled in by its issue.
-export default async function routes(_app: FastifyInstance): Promise<void> {}
+/** A comment line keeps proxies from closing an idle event stream. */
+export const HEARTBEAT_MS = 15_000;
+
+interface StatusQuery {
+  kind?: string;
+  phase?: string;
+}
+
+/** One row of `GET /v1/reconciler/status`. */
+export function statusItem(s: StatusRecord) {
+  return {
+    kind: s.kind,
+    name: s.name,
+    path: s.path,
+    phase: s.phase,
+    message: s.message,
+    attempts: s.attempts,
+    nextRetryAt: s.nextRetryAt,
+    resourceIds: s.resourceIds,
+    lastAppliedRevision: s.lastAppliedRevision,
+    lastAttemptedRevision: s.lastAttemptedRevision,
+    lastTransitionAt: s.lastTransitionAt,
+  };
+}
+
+/**
+ * The reconciler's own endpoints: per-manifest status, sync now, the live event stream and
+ * (git mode) the push webhook.
+ */
+export default async function reconcilerRoutes(app: FastifyInstance): Promise<void> {
+  const streams = new Set<() => void>();
+  // Open event streams would keep the server from closing.
+  app.addHook('preClose', async () => {
+    for (const end of [...streams]) end();
+  });
+
+  // No CSRF header: a browser's EventSource cannot send one; the stream is read-only and the
+  // session cookie is SameSite=Strict.
+  app.get('/v1/reconciler/events', { preHandler: requireSession(app, { csrf: false }) }, async (req: FastifyRequest, reply: FastifyReply) => {
+    const reconciler = app.runtime.reconciler;
+    reply.hijack();
+    const res = reply.raw;
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    res.write(': connected\n\n');
+    const onEvent = (e: ReconcileEvent) => {
+      res.write(`data: ${JSON.stringify(e)}\n\n`);
+    };
+    const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), HEARTBEAT_MS);
+    heartbeat.unref();
+    let ended = false;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      clearInterval(heartbeat);
+      reconciler.off('event', onEvent);
+      streams.delete(end);
+      if (!res.writableEnded) res.end();
+    };
+    reconciler.on('event', onEvent);
+    streams.add(end);
+    req.raw.on('close', end);
+    res.on('close', end);
+    res.on('error', end);
+  });
+
+  app.get<{ Querystring: StatusQuery }>('/v1/reconciler/status', { preHandler: requireSession(app) }, async (req) => {
+    const rt = app.runtime;
+    const filter = parseStatusFilter(req.query, rt.reconciler.kinds);
+    const git = rt.gitSource;
+    return {
+      success: true,
+      revision: git ? git.revision : null,
+      ready: rt.reconciler.ready,
+      pruneBlocked: rt.reconciler.pruneBlocked ?? null,
+      items: rt.reconciler.listStatus(filter).map(statusItem),
+    };
+  });
+
+  app.post<{ Body: { allowMassPrune?: boolean } | undefined }>(
+    '/v1/reconciler/sync',
+    { preHandler: requireSession(app, { role: 'admin' }) },
+    async (req) => {
+      const body = req.body ?? {};
+      if (typeof body !== 'object' || Array.isArray(body)) {
+        throw new ValidationError([{ path: '', message: 'Request body must be a JSON object' }]);
+      }
+      if (body.allowMassPrune !== undefined && typeof body.allowMassPrune !== 'boolean') {
+        throw new ValidationError([{ path: 'allowMassPrune', message: 'allowMassPrune must be boolean' }]);
+      }
+      const rt = app.runtime;
+      const opts = { allowMassPrune: body.allowMassPrune === true };
+      const git = rt.gitSource;
+      const report = git ? await git.syncNow({ full: true, ...opts }) : await rt.reconciler.full(await listManifestPaths(rt.source.root), opts);
+      return {
+        success: true,
+        revision: git ? git.revision : null,
+        scanned: report.scanned,
+        applied: report.applied,
+        skipped: report.skipped,
+        invalid: report.invalid,
+        pruned: report.pruned,
+        failed: report.failed,
+        pruneBlocked: report.pruneBlocked ?? null,
+      };
+    },
+  );
+
+  await app.register(webhook);
+}

@@ -170,6 +170,11 @@ export class Reconciler extends EventEmitter implements SourceSink {
     return this.#root;
   }
 
+  /** The kinds an applier is registered for, in apply order. */
+  get kinds(): string[] {
+    return [...this.#appliers.values()].sort((a, b) => a.order - b.order).map((a) => a.kind);
+  }
+
   /** True once the first full sync has finished. */
   get ready(): boolean {
     return this.#ready;

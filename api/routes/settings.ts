@@ -1,0 +1,222 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { DEFAULT_TEST_TIMEOUT_MS, testConnection, type ConnectionTarget } from '../../controller/connections/test-connection.ts';
+import { ForbiddenError, formatProblem, NotFoundError, ValidationError } from '../../controller/errors.ts';
+import type { ConnectionSpec } from '../../controller/kinds/connection/applier.ts';
+import { SecretStore } from '../../controller/secrets/store.ts';
+import { IdAllocator, isIdOf } from '../../controller/store/ids.ts';
+import type { Manifest, Problem } from '../../controller/types.ts';
+import { safeManifestPath } from '../../controller/writers/paths.ts';
+import type { Principal } from '../auth/types.ts';
+import { requireSession } from '../auth/guards.ts';
+
+/** The settings UI's own endpoints (S, admin unless noted); everything else it calls is the public API. */
+
+const VENDORS = ['SNOWFLAKE', 'POSTGRESQL'] as const;
+const TEXT_FIELDS = ['name', 'description', 'accountUrl', 'host', 'warehouse', 'database', 'schema', 'username'] as const;
+const MAX_TEXT = 512;
+
+export interface SettingsOptions {
+  /** Upper bound for Test Connection (ms). */
+  testTimeoutMs?: number;
+}
+
+function principalOf(req: FastifyRequest): Principal {
+  if (!req.principal) throw new ForbiddenError('Session required');
+  return req.principal;
+}
+
+/** A 400 in the onboarding endpoint's style: `Validation failed: a; b`. */
+function invalid(problems: Problem[]): ValidationError {
+  return new ValidationError(problems, `Validation failed: ${problems.map(formatProblem).join('; ')}`);
+}
+
+/** Connection fields typed in the wizard, checked field by field; the password is kept apart from the spec. */
+export function readConnectionBody(body: unknown, opts: { requireName: boolean }): { spec: Partial<ConnectionSpec>; password?: string; secretRef?: string } {
+  const problems: Problem[] = [];
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new ValidationError([{ path: '', message: 'Request body must be a JSON object' }]);
+  const b = body as Record<string, unknown>;
+  const spec: Partial<ConnectionSpec> = {};
+  const vendor = b.vendor ?? 'SNOWFLAKE';
+  if (typeof vendor !== 'string' || !(VENDORS as readonly string[]).includes(vendor)) {
+    problems.push({ path: 'vendor', message: `vendor must be one of ${VENDORS.join(', ')}` });
+  } else spec.vendor = vendor as ConnectionSpec['vendor'];
+  for (const f of TEXT_FIELDS) {
+    const v = b[f];
+    if (v === undefined || v === null || v === '') continue;
+    if (typeof v !== 'string') problems.push({ path: f, message: `${f} must be a string` });
+    else if (v.length > MAX_TEXT) problems.push({ path: f, message: `${f} must be at most ${MAX_TEXT} characters` });
+    else spec[f] = v.trim();
+  }
+  if (b.port !== undefined && b.port !== null && b.port !== '') {
+    const port = typeof b.port === 'string' ? Number(b.port) : b.port;
+    if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535) problems.push({ path: 'port', message: 'port must be an integer from 1 to 65535' });
+    else spec.port = port;
+  }
+  if (b.connectionId !== undefined && b.connectionId !== '') {
+    if (typeof b.connectionId !== 'string' || !isIdOf('connection', b.connectionId)) problems.push({ path: 'connectionId', message: 'connectionId must have the shape D####A#####' });
+    else spec.connectionId = b.connectionId;
+  }
+  if (opts.requireName && !spec.name) problems.push({ path: 'name', message: 'name is required' });
+  if (spec.vendor === 'POSTGRESQL' && !spec.host && !spec.accountUrl) problems.push({ path: 'host', message: 'host (or accountUrl) is required for POSTGRESQL' });
+  if (spec.vendor === 'SNOWFLAKE' && !spec.accountUrl) problems.push({ path: 'accountUrl', message: 'accountUrl is required for SNOWFLAKE' });
+  let password: string | undefined;
+  if (b.password !== undefined && b.password !== null && b.password !== '') {
+    if (typeof b.password !== 'string') problems.push({ path: 'password', message: 'password must be a string' });
+    else password = b.password;
+  }
+  let secretRef: string | undefined;
+  if (b.secretRef !== undefined && b.secretRef !== null && b.secretRef !== '') {
+    if (typeof b.secretRef !== 'string' || !/^secret:[A-Za-z0-9_-]+$/.test(b.secretRef)) problems.push({ path: 'secretRef', message: 'secretRef must have the shape secret:<id>' });
+    else secretRef = b.secretRef;
+  }
+  if (problems.length) throw invalid(problems);
+  return { spec, password, secretRef };
+}
+
+/** Column names a core model's definition lists (`columns: [name | {name}]`), for the wizard's VDM picker. */
+export function modelColumns(definition: string): string[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(definition);
+  } catch {
+    return [];
+  }
+  const cols = (parsed as { columns?: unknown } | null)?.columns;
+  if (!Array.isArray(cols)) return [];
+  const names = cols.map((c) => (typeof c === 'string' ? c : c && typeof c === 'object' && typeof (c as { name?: unknown }).name === 'string' ? (c as { name: string }).name : null));
+  return [...new Set(names.filter((n): n is string => n !== null && n !== ''))];
+}
+
+interface AuditRow {
+  client_id: string;
+  client_name: string;
+  description: string;
+  connection_id: string | null;
+  model_id: string | null;
+  core_model_id: string | null;
+  status: string;
+  onboarded_by: string | null;
+  onboarded_date: string;
+  last_modified_date: string;
+  is_active: number;
+  is_deleted: number;
+  failed_step: string | null;
+  failure_reason: string | null;
+  manifest_key: string | null;
+}
+
+export default async function settings(app: FastifyInstance, opts: SettingsOptions = {}): Promise<void> {
+  const rt = app.runtime;
+  const secrets = new SecretStore({ db: rt.db, secretKey: rt.config.secretKey, clock: rt.clock });
+  const ids = new IdAllocator({ db: rt.db, clock: rt.clock });
+  const admin = { preHandler: requireSession(app, { role: 'admin' }) };
+
+  // Any signed-in user: who am I and may I see settings (the UI hides them from members).
+  app.get('/v1/settings/session/:userId', { preHandler: requireSession(app) }, async (req) => {
+    const p = principalOf(req);
+    const isAdmin = p.role === 'admin';
+    return {
+      success: true,
+      userId: p.userId,
+      username: p.username,
+      role: p.role,
+      settings: isAdmin,
+      ...(isAdmin ? { secrets: { available: secrets.available, ...(secrets.problem ? { problem: secrets.problem } : {}) } } : {}),
+    };
+  });
+
+  app.get('/v1/bi/admin/core-models/:userId', admin, async () => {
+    const rows = rt.db.prepare('SELECT model_id, name, description, definition FROM core_models ORDER BY name, model_id').all() as {
+      model_id: string;
+      name: string;
+      description: string;
+      definition: string;
+    }[];
+    return {
+      success: true,
+      coreModels: rows.map((r) => ({ modelId: r.model_id, name: r.name, description: r.description, columns: modelColumns(r.definition) })),
+    };
+  });
+
+  app.post('/v1/bi/admin/test-connection/:userId', admin, async (req) => {
+    const { spec, password, secretRef } = readConnectionBody(req.body, { requireName: false });
+    const typed = password ?? (secretRef ? secrets.reveal(secretRef) : undefined);
+    const target: ConnectionTarget = { ...spec, vendor: spec.vendor ?? 'SNOWFLAKE', password: typed };
+    const result = await testConnection(target, { timeoutMs: opts.testTimeoutMs ?? DEFAULT_TEST_TIMEOUT_MS });
+    return { success: true, connected: result.ok, vendor: result.vendor, message: result.message, durationMs: result.durationMs, ...(result.serverVersion ? { serverVersion: result.serverVersion } : {}) };
+  });
+
+  // The wizard's data source: a Connection manifest (connections/<connectionId>.yaml) through the
+  // same submit path as every API write; the password goes to the secret store, the manifest gets secretRef.
+  app.post('/v1/bi/admin/connections/:userId', admin, async (req, reply) => {
+    const p = principalOf(req);
+    const { spec, password, secretRef } = readConnectionBody(req.body, { requireName: true });
+    if (secretRef && !secrets.has(secretRef)) throw invalid([{ path: 'secretRef', message: `secretRef ${secretRef} does not exist` }]);
+    const connectionId = spec.connectionId ?? rt.db.transaction(() => ids.next('connection'))();
+    const relPath = `connections/${connectionId}.yaml`;
+    safeManifestPath(rt.source.root, relPath);
+    const key = `Connection/${connectionId}`;
+    return rt.locks.run(key, async () => {
+      const existed = await rt.writer.exists(relPath);
+      const stored = password ? secrets.put(password, { label: key, createdBy: p.userId, ...(secretRef ? { secretId: secretRef.slice('secret:'.length) } : {}) }) : undefined;
+      const ref = stored?.secretRef ?? secretRef;
+      const manifest: Manifest<ConnectionSpec> = {
+        apiVersion: 'bi.controller/v1',
+        kind: 'Connection',
+        metadata: { name: connectionId, labels: { 'bi.controller/created-by': 'settings-ui' } },
+        spec: { ...(spec as ConnectionSpec), connectionId, ...(ref ? { secretRef: ref } : {}) },
+      };
+      const checked = rt.schemas.validate<ConnectionSpec>('connection', structuredClone(manifest.spec));
+      if (!checked.ok) throw invalid(checked.problems);
+      const write = { actor: { userId: p.userId, username: p.username }, message: `${existed ? 'update' : 'add'} connection ${connectionId}` };
+      const outcome = await rt.submit(relPath, manifest as unknown as Manifest, write);
+      if (outcome.phase !== 'Synced') {
+        if (!existed) {
+          await rt.withdraw(relPath, { ...write, message: `withdraw connection ${connectionId}` });
+          if (stored && !secretRef) secrets.remove(stored.secretRef);
+        }
+        return reply.status(outcome.phase === 'Invalid' ? 400 : 422).send({ success: false, error: outcome.message || `${key} is ${outcome.phase}` });
+      }
+      return reply.status(existed ? 200 : 201).send({ success: true, connectionId, ...(ref ? { secretRef: ref } : {}), path: relPath, phase: outcome.phase });
+    });
+  });
+
+  // A client's onboarding audit and its manifest's reconcile status (the client detail page).
+  app.get('/v1/bi/admin/clients/:clientId/audit/:userId', admin, async (req) => {
+    const clientId = String((req.params as { clientId: string }).clientId).toUpperCase();
+    const row = rt.db.prepare('SELECT * FROM clients WHERE client_id = ?').get(clientId) as AuditRow | undefined;
+    const status = rt.reconciler.status.get(row?.manifest_key ?? `Client/${clientId}`);
+    if (!row && !status) throw new NotFoundError(`Client ${clientId} not found`);
+    return {
+      success: true,
+      clientId,
+      audit: row
+        ? {
+            status: row.status,
+            clientName: row.client_name,
+            onboardedBy: row.onboarded_by,
+            onboardedDate: row.onboarded_date,
+            lastModifiedDate: row.last_modified_date,
+            isActive: row.is_active === 1,
+            isDeleted: row.is_deleted === 1,
+            failedStep: row.failed_step,
+            failureReason: row.failure_reason,
+          }
+        : null,
+      manifest: status
+        ? {
+            key: status.key,
+            path: status.path,
+            phase: status.phase,
+            message: status.message,
+            attempts: status.attempts,
+            nextRetryAt: status.nextRetryAt,
+            lastTransitionAt: status.lastTransitionAt,
+            lastAppliedRevision: status.lastAppliedRevision,
+            actor: status.actor,
+            resourceIds: status.resourceIds,
+          }
+        : null,
+    };
+  });
+}

@@ -1,0 +1,128 @@
+import { call, userPath } from './api.js';
+import { fmtDate, h } from './dom.js';
+import { subscribe } from './events.js';
+import { Progress } from './progress.js';
+
+/** The steps spec 1 names, matched to the reconciler's step names. */
+export function clientSteps({ withConnection, withDashboards }) {
+  return [
+    withConnection && { id: 'connection', group: 'Connection', label: 'Create connection record', match: /connection/i },
+    { id: 'link', group: 'Client', label: withConnection ? 'Link the connection to the client' : 'Link the connection (created when missing)', match: /connection/i },
+    { id: 'model', group: 'Client', label: 'Create client model inheriting from the core model', match: /model/i },
+    { id: 'vdm', group: 'Client', label: 'Create and publish VDM(s)', match: /vdm/i },
+    { id: 'dashboard', group: 'Client', label: 'Deploy dashboard(s) with experiments and facades', match: /dashboard|facade|experiment/i, skip: !withDashboards },
+    { id: 'register', group: 'Client', label: 'Register client as ACTIVE', match: /regist|client|registry/i },
+  ].filter(Boolean);
+}
+
+/** "vdm: column x is unknown" → {step:'vdm', reason:'column x is unknown'}. */
+export function splitError(error) {
+  const m = /^([A-Za-z][\w -]{0,40}): (.+)$/s.exec(error ?? '');
+  return m ? { step: m[1], reason: m[2] } : { step: undefined, reason: error ?? 'unknown error' };
+}
+
+/**
+ * Runs an onboarding from the UI: (optionally) the Connection first, then the package through
+ * the same onboarding endpoint the API offers. Progress comes live from the reconciler's events;
+ * without the stream it is inferred from the answers. Resolves with what happened.
+ */
+export async function runOnboarding({ connection, pkg, progress }) {
+  const clientId = String(pkg.clientId ?? '').trim().toUpperCase();
+  let phaseFor = null; // which group's events we are listening to
+  const events = subscribe((e) => {
+    if (!e || typeof e !== 'object') return;
+    const group = e.kind === 'Connection' && phaseFor === 'Connection' ? 'Connection' : e.kind === 'Client' && String(e.name).toUpperCase() === clientId ? 'Client' : null;
+    if (!group) return;
+    if (e.type === 'step' && e.step) progress.started(e.step, group);
+    else if (e.type === 'phase' && e.phase === 'Synced') progress.completeGroup(group);
+  });
+  const live = await Promise.race([events.ready, new Promise((r) => setTimeout(() => r(false), 3000))]);
+  const result = { live, connectionId: undefined, secretRef: undefined, status: 0, body: null };
+  try {
+    if (connection) {
+      phaseFor = 'Connection';
+      progress.set('connection', 'running');
+      const r = await call('POST', userPath('/v1/bi/admin/connections/'), { body: connection, expect: [200, 201, 400, 409, 422] });
+      if (r.status >= 400) {
+        progress.fail('Connection', 'connection', r.body?.error ?? `HTTP ${r.status}`);
+        progress.fail('Client', null, 'not started');
+        return { ...result, status: r.status, body: r.body, failedAt: 'connection' };
+      }
+      result.connectionId = r.body.connectionId;
+      result.secretRef = r.body.secretRef;
+      progress.completeGroup('Connection', r.body.connectionId);
+      pkg = { ...pkg, connectionId: r.body.connectionId };
+    }
+    phaseFor = 'Client';
+    const r = await call('POST', userPath('/v1/sdk/client/onboard/'), { body: pkg, expect: [200, 201, 400, 409, 422] });
+    result.status = r.status;
+    result.body = r.body;
+    if (r.status === 201) progress.completeGroup('Client');
+    else if (r.status === 200) progress.completeGroup('Client', 'already existed: nothing created');
+    else {
+      const { step, reason } = splitError(r.body?.error);
+      progress.fail('Client', r.status === 422 ? step : null, r.status === 422 ? reason : r.body?.error);
+      result.failedAt = step;
+    }
+    return result;
+  } finally {
+    // Late events of this run may still be in flight: give them a moment, then close.
+    setTimeout(() => events.close(), 1500);
+  }
+}
+
+/** The result panel: new IDs, or the failing step, its reason and the FAILED audit entry. */
+export async function resultPanel(outcome, clientId) {
+  const c = outcome.body?.client;
+  if (outcome.status === 201 || outcome.status === 200) {
+    const ids = [
+      ['Client ID', c?.clientId],
+      ['Status', c?.status],
+      ['Connection', c?.connectionId ?? outcome.connectionId],
+      ['Client model', c?.modelId],
+      ['Core model', c?.coreModelId],
+      ['VDMs', (c?.vdmIds ?? []).join(', ') || '—'],
+      ['Facades', (c?.facadeIds ?? []).join(', ') || '—'],
+      ['Experiments', (c?.experimentIds ?? []).join(', ') || '—'],
+      ['Onboarded by', c?.onboardedBy],
+      ['Onboarded', fmtDate(c?.onboardedDate)],
+    ];
+    return h(
+      'section',
+      { class: 'panel', 'aria-labelledby': 'result-h', id: 'result', dataset: { outcome: outcome.body?.status ?? 'COMPLETED' } },
+      h('h2', { id: 'result-h' }, outcome.status === 201 ? 'Client created' : 'Client already exists'),
+      h('div', { class: `notice ${outcome.status === 201 ? 'ok' : 'warn'}`, role: 'status' },
+        outcome.status === 201 ? `${c?.clientId} is ACTIVE.` : `${c?.clientId} already exists and was left unchanged.`),
+      h('dl', { class: 'facts' }, ids.flatMap(([k, v]) => [h('dt', {}, k), h('dd', { class: 'mono' }, v ?? '—')])),
+      h('div', { class: 'actions' }, h('a', { class: 'button', href: `#/clients/${encodeURIComponent(c?.clientId ?? clientId)}` }, 'Open client'), h('a', { class: 'button secondary', href: '#/clients' }, 'Back to clients')),
+    );
+  }
+  const { step, reason } = splitError(outcome.body?.error);
+  const panel = h(
+    'section',
+    { class: 'panel', 'aria-labelledby': 'result-h', id: 'result', dataset: { outcome: 'FAILED' } },
+    h('h2', { id: 'result-h' }, 'Onboarding failed'),
+    h('div', { class: 'notice bad', role: 'alert' },
+      outcome.status === 422 ? [h('strong', {}, `Step ${step ?? '?'} failed: `), reason] : outcome.body?.error ?? `HTTP ${outcome.status}`),
+  );
+  if (outcome.status === 422 && clientId) {
+    try {
+      const audit = await call('GET', userPath(`/v1/bi/admin/clients/${encodeURIComponent(clientId)}/audit/`));
+      const a = audit.body.audit;
+      if (a) {
+        panel.append(
+          h('h3', {}, 'Audit entry'),
+          h('dl', { class: 'facts', id: 'failed-audit' },
+            h('dt', {}, 'Status'), h('dd', {}, a.status),
+            h('dt', {}, 'Failed step'), h('dd', {}, a.failedStep ?? step ?? '—'),
+            h('dt', {}, 'Reason'), h('dd', {}, a.failureReason ?? reason),
+            h('dt', {}, 'By'), h('dd', {}, a.onboardedBy ?? '—'),
+            h('dt', {}, 'When'), h('dd', {}, fmtDate(a.lastModifiedDate ?? a.onboardedDate))),
+        );
+      }
+    } catch {
+      // the audit is a courtesy; the failure itself is shown above
+    }
+  }
+  return panel;
+}

@@ -1,0 +1,86 @@
+import { announce, h, render } from './dom.js';
+
+const MARKS = { pending: '○', running: '…', done: '✓', failed: '✗', skipped: '–' };
+
+/**
+ * A live checklist of onboarding steps. Rows are matched to reconciler step names by pattern;
+ * a step event means "this step started", so the rows before it are done.
+ */
+export class Progress {
+  constructor(steps) {
+    this.rows = steps.map((s) => ({ ...s, state: s.skip ? 'skipped' : 'pending', li: null }));
+    this.el = h('ul', { class: 'progress', 'aria-label': 'Progress', 'aria-live': 'polite' });
+    for (const r of this.rows) this.#draw(r);
+  }
+
+  #draw(row) {
+    const li = row.li ?? h('li');
+    li.dataset.step = row.id;
+    li.dataset.state = row.state;
+    if (row.seen) li.dataset.seen = row.seen;
+    render(
+      li,
+      h('span', { class: 'mark', 'aria-hidden': 'true' }, MARKS[row.state]),
+      h('span', { class: 'label' }, row.label),
+      h('span', { class: 'visually-hidden' }, ` (${row.state})`),
+      row.detail ? h('span', { class: 'detail' }, row.detail) : null,
+    );
+    if (!row.li) {
+      row.li = li;
+      this.el.append(li);
+    }
+  }
+
+  set(id, state, detail, seen) {
+    const row = this.rows.find((r) => r.id === id);
+    if (!row || row.state === 'skipped') return;
+    row.state = state;
+    if (detail !== undefined) row.detail = detail;
+    if (seen) row.seen = seen;
+    this.#draw(row);
+    if (state === 'done' || state === 'failed') announce(`${row.label}: ${state}`);
+  }
+
+  /** The row a reconciler step name belongs to; unknown names get a row of their own. */
+  rowFor(stepName, group) {
+    const candidates = this.rows.filter((r) => r.group === group);
+    const found = candidates.find((r) => r.match && r.match.test(stepName));
+    if (found) return found;
+    const extra = { id: `${group}:${stepName}`, group, label: stepName, state: 'pending', li: null };
+    const last = candidates[candidates.length - 1];
+    this.rows.splice(last ? this.rows.indexOf(last) + 1 : this.rows.length, 0, extra);
+    this.#draw(extra);
+    if (last && last.li) last.li.after(extra.li);
+    return extra;
+  }
+
+  /** A step event from the reconciler (`seen = 'event'`) or inferred from a response. */
+  started(stepName, group, seen = 'event') {
+    const row = this.rowFor(stepName, group);
+    for (const r of this.rows) {
+      if (r === row) break;
+      if (r.group === group && (r.state === 'running' || r.state === 'pending')) this.set(r.id, 'done', undefined, r.seen);
+    }
+    this.set(row.id, 'running', undefined, seen);
+  }
+
+  /** Every remaining row of `group` is done. */
+  completeGroup(group, detail) {
+    for (const r of this.rows) if (r.group === group && r.state !== 'skipped' && r.state !== 'failed') this.set(r.id, 'done', r.id === this.lastOf(group)?.id ? detail : undefined);
+  }
+
+  lastOf(group) {
+    return [...this.rows].reverse().find((r) => r.group === group && r.state !== 'skipped');
+  }
+
+  /** The failing step: its row failed with the reason, the rows done before it rolled back. */
+  fail(group, stepName, reason) {
+    const row = stepName ? this.rowFor(stepName, group) : this.rows.find((r) => r.group === group && r.state === 'running') ?? this.lastOf(group);
+    for (const r of this.rows) {
+      if (r === row) break;
+      if (r.group === group && r.state === 'done') this.set(r.id, 'done', 'rolled back');
+    }
+    if (row) this.set(row.id, 'failed', reason);
+    for (const r of this.rows) if (r.group === group && r.state === 'pending') this.set(r.id, 'skipped');
+  }
+}

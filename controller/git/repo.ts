@@ -1,0 +1,234 @@
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { simpleGit, type SimpleGit } from 'simple-git';
+import type { GitIdentity } from './identity.ts';
+import { formatIdentity } from './identity.ts';
+
+export interface GitRepoOptions {
+  /** Folder of the working clone. */
+  dir: string;
+  url: string;
+  branch: string;
+  /** Who commits (the controller); authors are set per commit. */
+  committer: GitIdentity;
+  /** Longest a single git process may stay silent before it is killed. */
+  timeoutMs?: number;
+}
+
+export interface TreeChange {
+  changed: string[];
+  removed: string[];
+}
+
+/** A push the remote refused because it has commits the clone lacks (fetch, rebase, retry). */
+export function isNonFastForward(err: unknown): boolean {
+  return /\[rejected\]|non-fast-forward|fetch first|stale info|failed to update ref|cannot lock ref/i.test(String((err as Error)?.message ?? err));
+}
+
+/** First line of a git error, without the noise simple-git wraps around it. */
+export function gitMessage(err: unknown): string {
+  const text = String((err as Error)?.message ?? err).trim();
+  const line = text.split('\n').find((l) => /fatal:|error:|rejected/i.test(l)) ?? text.split('\n')[0] ?? text;
+  return line.replace(/^(fatal|error):\s*/i, '').trim();
+}
+
+/**
+ * The controller's working clone: the few git operations git mode needs, each a plain git
+ * command. Not synchronized itself: callers hold the writer lock around every mutation.
+ */
+export class GitRepo {
+  readonly dir: string;
+  readonly url: string;
+  readonly branch: string;
+  readonly #committer: GitIdentity;
+  readonly #timeoutMs: number;
+  #git: SimpleGit | undefined;
+  #ensured = false;
+
+  constructor(opts: GitRepoOptions) {
+    this.dir = opts.dir;
+    this.url = opts.url;
+    this.branch = opts.branch;
+    this.#committer = opts.committer;
+    this.#timeoutMs = opts.timeoutMs ?? 120_000;
+  }
+
+  get remoteRef(): string {
+    return `refs/remotes/origin/${this.branch}`;
+  }
+
+  #g(): SimpleGit {
+    this.#git ??= simpleGit({
+      baseDir: this.dir,
+      timeout: { block: this.#timeoutMs },
+      // The operator's own environment may name an SSH command or an askpass program for the remote.
+      unsafe: { allowUnsafeSshCommand: true, allowUnsafeAskPass: true },
+    }).env(gitEnv(process.env));
+    return this.#git;
+  }
+
+  /** git with the controller as committer and no user or system config surprises. */
+  async #raw(args: string[]): Promise<string> {
+    return this.#g().raw([
+      '-c', `user.name=${this.#committer.name}`,
+      '-c', `user.email=${this.#committer.email}`,
+      '-c', 'core.quotepath=off',
+      '-c', 'commit.gpgsign=false',
+      ...args,
+    ]);
+  }
+
+  /** Creates the clone (init + remote) or points an existing one at the configured URL. */
+  async ensure(): Promise<void> {
+    if (this.#ensured && existsSync(join(this.dir, '.git'))) return;
+    await mkdir(this.dir, { recursive: true });
+    if (!existsSync(join(this.dir, '.git'))) {
+      await this.#raw(['init', '--quiet']);
+      await this.#raw(['symbolic-ref', 'HEAD', `refs/heads/${this.branch}`]);
+      await this.#raw(['remote', 'add', 'origin', this.url]);
+    } else {
+      const current = (await this.#raw(['remote', 'get-url', 'origin']).catch(() => '')).trim();
+      if (current !== this.url) await this.#raw(['remote', current ? 'set-url' : 'add', 'origin', this.url]);
+    }
+    this.#ensured = true;
+  }
+
+  /** Fetches the remote; the branch's remote head, or null when the branch does not exist there yet. */
+  async fetch(): Promise<string | null> {
+    await this.#raw(['fetch', '--quiet', '--prune', 'origin', `+refs/heads/${this.branch}:${this.remoteRef}`]).catch(async (err: unknown) => {
+      // An empty remote or one without the branch is not an error: there is nothing to sync yet.
+      if (/couldn't find remote ref/i.test(String((err as Error).message))) {
+        await this.#raw(['update-ref', '-d', this.remoteRef]).catch(() => {});
+        return '';
+      }
+      throw err;
+    });
+    return this.resolve(this.remoteRef);
+  }
+
+  async resolve(ref: string): Promise<string | null> {
+    const out = await this.#raw(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]).catch(() => '');
+    return out.trim() || null;
+  }
+
+  async head(): Promise<string | null> {
+    return this.resolve('HEAD');
+  }
+
+  async isAncestor(rev: string, of: string): Promise<boolean> {
+    return this.#raw(['merge-base', '--is-ancestor', rev, of]).then(
+      () => true,
+      () => false,
+    );
+  }
+
+  async hasCommit(rev: string): Promise<boolean> {
+    return (await this.resolve(rev)) !== null;
+  }
+
+  /** Moves the branch and the working tree to `rev` (null: an empty, unborn branch). Drops stray files. */
+  async resetTo(rev: string | null): Promise<void> {
+    if (rev) {
+      await this.#raw(['checkout', '--quiet', '--force', '-B', this.branch, rev]);
+      await this.#raw(['reset', '--quiet', '--hard', rev]);
+    } else {
+      await this.#raw(['symbolic-ref', 'HEAD', `refs/heads/${this.branch}`]);
+      await this.#raw(['update-ref', '-d', `refs/heads/${this.branch}`]).catch(() => {});
+      await this.#raw(['read-tree', '--empty']);
+    }
+    await this.#raw(['clean', '--quiet', '-fd']);
+  }
+
+  /** Files under `prefix` that differ between two commits, relative to `prefix`. Renames are a removal plus an addition. */
+  async diff(from: string, to: string, prefix: string): Promise<TreeChange> {
+    const out = await this.#raw(['diff', '--name-status', '-z', '--no-renames', from, to, '--', prefix || '.']);
+    const parts = out.split('\0').filter((p) => p !== '');
+    const changed: string[] = [];
+    const removed: string[] = [];
+    for (let i = 0; i + 1 < parts.length; i += 2) {
+      const rel = relativeTo(prefix, parts[i + 1]);
+      if (rel === null) continue;
+      (parts[i].startsWith('D') ? removed : changed).push(rel);
+    }
+    return { changed: changed.sort(), removed: removed.sort() };
+  }
+
+  /** Path (relative to `prefix`) → author name of the newest commit in `from..to` that touched it. */
+  async authors(from: string | null, to: string, prefix: string): Promise<Map<string, string>> {
+    const range = from ? `${from}..${to}` : to;
+    const out = await this.#raw(['log', '--no-renames', '--name-only', '--format=%x1e%an', range, '--', prefix || '.']);
+    const map = new Map<string, string>();
+    for (const record of out.split('\x1e').slice(1)) {
+      const [author, ...files] = record.split('\n');
+      for (const f of files) {
+        const rel = f.trim() ? relativeTo(prefix, f.trim()) : null;
+        if (rel !== null && !map.has(rel)) map.set(rel, author.trim());
+      }
+    }
+    return map;
+  }
+
+  /** Stages `paths` (repo-relative; deletions included) and commits them. Null when nothing changed. */
+  async commit(paths: string[], message: string, author: GitIdentity): Promise<string | null> {
+    await this.#raw(['add', '--all', '--', ...paths]);
+    const staged = await this.#raw(['diff', '--cached', '--name-only', '--', ...paths]);
+    if (!staged.trim()) return null;
+    await this.#raw(['commit', '--quiet', '--no-verify', `--author=${formatIdentity(author)}`, '-m', message, '--', ...paths]);
+    return this.head();
+  }
+
+  /** Pushes the branch, never forced. Throws on refusal (see isNonFastForward). */
+  async push(): Promise<void> {
+    await this.#raw(['push', '--quiet', '--porcelain', 'origin', `HEAD:refs/heads/${this.branch}`]);
+  }
+
+  /** Replays the local commits onto the fetched remote head; false (and aborted) on conflict. */
+  async rebase(onto: string): Promise<boolean> {
+    try {
+      await this.#raw(['rebase', '--quiet', onto]);
+      return true;
+    } catch {
+      await this.#raw(['rebase', '--abort']).catch(() => {});
+      return false;
+    }
+  }
+
+  /** A commit undoing `rev` on top of HEAD (history is never rewritten). */
+  async revert(rev: string, author: GitIdentity, message: string): Promise<string | null> {
+    const parents = (await this.#raw(['rev-list', '--parents', '-n', '1', rev])).trim().split(' ').length - 1;
+    try {
+      await this.#raw(['revert', '--no-commit', ...(parents > 1 ? ['-m', '1'] : []), rev]);
+    } catch (err) {
+      await this.#raw(['revert', '--abort']).catch(() => {});
+      throw err;
+    }
+    const staged = await this.#raw(['diff', '--cached', '--name-only']);
+    if (!staged.trim()) return null;
+    await this.#raw(['commit', '--quiet', '--no-verify', `--author=${formatIdentity(author)}`, '-m', message]);
+    return this.head();
+  }
+
+  /** Author name and email of a commit (tests and logs). */
+  async commitInfo(rev: string): Promise<{ sha: string; author: string; subject: string; files: string[] }> {
+    const out = await this.#raw(['show', '--no-renames', '--name-only', '--format=%H%x1f%an <%ae>%x1f%s', rev]);
+    const [head, ...files] = out.trim().split('\n');
+    const [sha, author, subject] = head.split('\x1f');
+    return { sha, author, subject, files: files.filter(Boolean) };
+  }
+}
+
+/** The process environment for git: never prompt, never open an editor or a pager. */
+export function gitEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) {
+    if (v === undefined || /^(GIT_)?(EDITOR|PAGER|SEQUENCE_EDITOR)$|^VISUAL$/.test(k)) continue;
+    out[k] = v;
+  }
+  return { ...out, GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' };
+}
+
+function relativeTo(prefix: string, repoPath: string): string | null {
+  if (!prefix) return repoPath;
+  return repoPath.startsWith(`${prefix}/`) ? repoPath.slice(prefix.length + 1) : null;
+}

@@ -1,0 +1,48 @@
+import type { Database } from 'better-sqlite3';
+import { ConflictError, NotFoundError } from '../../errors.ts';
+import { fromJson } from '../json.ts';
+import type { FacadeDefinition } from './dashboards.ts';
+import { readClient } from './registry.ts';
+import type { ClientDashboardSpec, ClientSpec, VdmSpec } from './types.ts';
+
+/** The onboarding package is also the export format (spec 9): 2.3 plus `description`. */
+export type OnboardingPackage = ClientSpec;
+
+/**
+ * The onboarding package that recreates an ACTIVE client: what the settings UI downloads and
+ * imports. VDMs and dashboards come back as the package gave them (defaults filled in), so
+ * onboarding the export elsewhere gives an equal client.
+ */
+export function exportClient(db: Database, clientId: string): OnboardingPackage {
+  const row = readClient(db, clientId);
+  if (!row) throw new NotFoundError(`Client ${clientId} not found`);
+  if (row.status !== 'ACTIVE' || !row.model_id || !row.connection_id || !row.core_model_id) {
+    throw new ConflictError(`Client ${clientId} is ${row.status}: only an ACTIVE client can be exported`);
+  }
+  const model = db.prepare('SELECT security_enabled, external_id_key FROM semantic_models WHERE model_id = ?').get(row.model_id) as
+    | { security_enabled: number; external_id_key: string | null }
+    | undefined;
+  const vdm = (db.prepare('SELECT config FROM vdms WHERE model_id = ? ORDER BY position').all(row.model_id) as { config: string }[]).map((v) =>
+    fromJson<VdmSpec>(v.config, {} as VdmSpec),
+  );
+  const facadeIds = fromJson<string[]>(row.facade_ids, []);
+  const dashboards = facadeIds.length
+    ? (
+        db
+          .prepare('SELECT definition FROM facades WHERE facade_id IN (SELECT value FROM json_each(?)) ORDER BY position')
+          .all(JSON.stringify(facadeIds)) as { definition: string }[]
+      ).map((f) => fromJson<Partial<FacadeDefinition>>(f.definition, {}).package as ClientDashboardSpec)
+    : [];
+  const pkg: OnboardingPackage = {
+    clientId: row.client_id,
+    clientName: row.client_name,
+    description: row.description,
+    connectionId: row.connection_id,
+    coreModelId: row.core_model_id,
+    ...(model?.external_id_key ? { externalIdKey: model.external_id_key } : {}),
+    security: { enabled: model ? model.security_enabled === 1 : true },
+    vdm,
+  };
+  if (dashboards.length) pkg.dashboards = dashboards;
+  return pkg;
+}

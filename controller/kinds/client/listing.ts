@@ -1,0 +1,145 @@
+import type { Database } from 'better-sqlite3';
+import { RE2JS } from 're2js';
+import { ValidationError } from '../../errors.ts';
+import type { Problem } from '../../types.ts';
+import { CLIENT_COLUMNS, listView, type ClientRow, type ListedClient } from './registry.ts';
+import { CLIENT_STATUSES, type ClientStatus } from './types.ts';
+
+export const DEFAULT_PAGE_SIZE = 100;
+export const MAX_PAGE_SIZE = 1000;
+export const MAX_SEARCH_LENGTH = 256;
+
+export interface ListQuery {
+  page: number;
+  limit: number;
+  status?: ClientStatus;
+  /** Compiled case-insensitive pattern (RE2: linear time, no catastrophic backtracking). */
+  search?: RE2JS;
+}
+
+/** A pattern of plain ASCII letters, digits, spaces, `_` and `-` matches as a substring: SQLite can do that alone. */
+const PLAIN_PATTERN = /^[A-Za-z0-9 _-]+$/;
+
+export interface ListPage {
+  data: ListedClient[];
+  pagination: { page: number; limit: number; total: number; totalPages: number };
+}
+
+function positiveInt(raw: unknown, field: string, max: number, problems: Problem[]): number | undefined {
+  if (raw === undefined) return undefined;
+  const s = String(raw);
+  const n = /^\d{1,9}$/.test(s) ? Number(s) : NaN;
+  if (!(n >= 1 && n <= max)) {
+    const range = max === Number.MAX_SAFE_INTEGER ? 'a positive integer' : `an integer from 1 to ${max}`;
+    problems.push({ path: field, message: `${field} must be ${range}` });
+    return undefined;
+  }
+  return n;
+}
+
+/** Query string of `GET /v1/bi/admin/clients/{userId}` → a checked query; every bad value is named. */
+export function parseListQuery(q: Record<string, unknown>): ListQuery {
+  const problems: Problem[] = [];
+  const one = (field: string): unknown => {
+    const v = q[field];
+    if (Array.isArray(v)) {
+      problems.push({ path: field, message: `${field} must be given once` });
+      return undefined;
+    }
+    return v;
+  };
+  const page = positiveInt(one('page'), 'page', Number.MAX_SAFE_INTEGER, problems) ?? 1;
+  const limit = positiveInt(one('limit'), 'limit', MAX_PAGE_SIZE, problems) ?? DEFAULT_PAGE_SIZE;
+  const rawStatus = one('status');
+  let status: ClientStatus | undefined;
+  if (rawStatus !== undefined && rawStatus !== '') {
+    const s = String(rawStatus).toUpperCase();
+    if ((CLIENT_STATUSES as readonly string[]).includes(s)) status = s as ClientStatus;
+    else problems.push({ path: 'status', message: `status must be one of ${CLIENT_STATUSES.join(', ')}` });
+  }
+  const rawSearch = one('search');
+  let search: RE2JS | undefined;
+  if (rawSearch !== undefined && rawSearch !== '') {
+    const pattern = String(rawSearch);
+    if (pattern.length > MAX_SEARCH_LENGTH) {
+      problems.push({ path: 'search', message: `search must be at most ${MAX_SEARCH_LENGTH} characters` });
+    } else {
+      try {
+        search = RE2JS.compile(pattern, RE2JS.CASE_INSENSITIVE);
+      } catch (err) {
+        problems.push({ path: 'search', message: `search is not a valid regular expression: ${(err as Error).message}` });
+      }
+    }
+  }
+  if (problems.length) throw new ValidationError(problems);
+  return { page, limit, status, search };
+}
+
+const ORDER = 'ORDER BY onboarded_date DESC, client_id';
+const REVERSE_ORDER = 'ORDER BY onboarded_date ASC, client_id DESC';
+
+/**
+ * One page of the registry, newest onboarding first (ties by clientId, so pages are stable).
+ * Without a search the page is a LIMIT/OFFSET walk of the listing index; with one, the
+ * pattern runs over (clientId, clientName) of each candidate row and only the page's rows
+ * are read whole.
+ */
+export function listClients(db: Database, q: ListQuery): ListPage {
+  const offset = (q.page - 1) * q.limit;
+  const { total, rows } = q.search ? searchPage(db, q, q.search, offset) : plainPage(db, q, offset);
+  return {
+    data: rows.map(listView),
+    pagination: { page: q.page, limit: q.limit, total, totalPages: Math.ceil(total / q.limit) },
+  };
+}
+
+/**
+ * No search: the total comes from the trigger-kept counts, and the page's rowids from a walk of
+ * the covering listing index (skipped rows are never read whole), then only those rows.
+ */
+function plainPage(db: Database, q: ListQuery, offset: number): { total: number; rows: ClientRow[] } {
+  const counted = q.status
+    ? (db.prepare('SELECT n FROM client_status_counts WHERE status = ?').get(q.status) as { n: number } | undefined)
+    : (db.prepare('SELECT COALESCE(SUM(n), 0) AS n FROM client_status_counts').get() as { n: number });
+  const total = counted?.n ?? 0;
+  if (offset >= total) return { total, rows: [] };
+  // A page in the back half is walked from the end of the index: no walk is longer than half.
+  const fromEnd = offset + q.limit / 2 > total / 2;
+  const limit = Math.min(q.limit, total - offset);
+  const rows = db
+    .prepare(`SELECT ${CLIENT_COLUMNS} FROM clients WHERE rowid IN (${pageRowidsSql(q.status !== undefined, fromEnd)}) ${ORDER}`)
+    .all({ status: q.status ?? null, limit, offset: fromEnd ? total - offset - limit : offset }) as ClientRow[];
+  return { total, rows };
+}
+
+/** The rowids of one page: a walk of a covering index (listing or status), never of whole rows. */
+export function pageRowidsSql(byStatus: boolean, fromEnd: boolean): string {
+  return `SELECT rowid FROM clients ${byStatus ? 'WHERE status = @status' : ''} ${fromEnd ? REVERSE_ORDER : ORDER} LIMIT @limit OFFSET @offset`;
+}
+
+/**
+ * Search: one pass over (clientId, clientName) in storage order with the linear-time pattern,
+ * then the matching rows are ordered and paged by SQLite.
+ */
+function searchPage(db: Database, q: ListQuery, re: RE2JS, offset: number): { total: number; rows: ClientRow[] } {
+  const where = q.status ? 'WHERE status = @status' : '';
+  const params = { status: q.status ?? null, needle: re.pattern().toLowerCase() };
+  let matched: number[];
+  if (PLAIN_PATTERN.test(re.pattern())) {
+    const and = q.status ? 'AND' : 'WHERE';
+    matched = db
+      .prepare(`SELECT rowid FROM clients ${where} ${and} (instr(lower(client_id), @needle) > 0 OR instr(lower(client_name), @needle) > 0)`)
+      .pluck()
+      .all(params) as number[];
+  } else {
+    const iter = db.prepare(`SELECT rowid, client_id, client_name FROM clients ${where}`).raw().iterate(params) as IterableIterator<[number, string, string]>;
+    matched = [];
+    for (const [rowid, id, name] of iter) if (re.test(id) || re.test(name)) matched.push(rowid);
+  }
+  const total = matched.length;
+  if (offset >= total) return { total, rows: [] };
+  const rows = db
+    .prepare(`SELECT ${CLIENT_COLUMNS} FROM clients WHERE rowid IN (SELECT value FROM json_each(?)) ${ORDER} LIMIT ? OFFSET ?`)
+    .all(JSON.stringify(matched), q.limit, offset) as ClientRow[];
+  return { total, rows };
+}

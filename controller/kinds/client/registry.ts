@@ -1,0 +1,154 @@
+import type { Database } from 'better-sqlite3';
+import { fromJson } from '../json.ts';
+import type { ClientStatus } from './types.ts';
+
+/** One row of the `clients` table (the registry of spec 2.2). */
+export interface ClientRow {
+  client_id: string;
+  client_name: string;
+  description: string;
+  connection_id: string | null;
+  model_id: string | null;
+  vdm_ids: string;
+  facade_ids: string;
+  experiment_ids: string;
+  core_model_id: string | null;
+  status: ClientStatus;
+  onboarded_by: string | null;
+  onboarded_date: string;
+  last_modified_date: string;
+  is_active: number;
+  is_deleted: number;
+  failed_step: string | null;
+  failure_reason: string | null;
+  manifest_key: string | null;
+}
+
+export const CLIENT_COLUMNS =
+  'client_id, client_name, description, connection_id, model_id, vdm_ids, facade_ids, experiment_ids, core_model_id, status, ' +
+  'onboarded_by, onboarded_date, last_modified_date, is_active, is_deleted, failed_step, failure_reason, manifest_key';
+
+export function readClient(db: Database, clientId: string): ClientRow | undefined {
+  return db.prepare(`SELECT ${CLIENT_COLUMNS} FROM clients WHERE client_id = ?`).get(clientId) as ClientRow | undefined;
+}
+
+/** Writes a whole registry row (insert or replace by clientId). */
+export function upsertClient(db: Database, row: ClientRow): void {
+  const cols = CLIENT_COLUMNS.split(', ');
+  db.prepare(
+    `INSERT INTO clients (${cols.join(', ')}) VALUES (${cols.map((c) => `@${c}`).join(', ')})
+     ON CONFLICT (client_id) DO UPDATE SET ${cols
+       .filter((c) => c !== 'client_id')
+       .map((c) => `${c} = excluded.${c}`)
+       .join(', ')}`,
+  ).run(row);
+}
+
+/** The `client` object of the onboarding response (spec 4.1), exactly these fields. */
+export interface OnboardedClient {
+  clientId: string;
+  clientName: string;
+  connectionId: string | null;
+  modelId: string | null;
+  vdmIds: string[];
+  facadeIds: string[];
+  experimentIds: string[];
+  coreModelId: string | null;
+  status: ClientStatus;
+  onboardedBy: string | null;
+  onboardedDate: string;
+}
+
+export function onboardView(r: ClientRow): OnboardedClient {
+  return {
+    clientId: r.client_id,
+    clientName: r.client_name,
+    connectionId: r.connection_id,
+    modelId: r.model_id,
+    vdmIds: fromJson<string[]>(r.vdm_ids, []),
+    facadeIds: fromJson<string[]>(r.facade_ids, []),
+    experimentIds: fromJson<string[]>(r.experiment_ids, []),
+    coreModelId: r.core_model_id,
+    status: r.status,
+    onboardedBy: r.onboarded_by,
+    onboardedDate: r.onboarded_date,
+  };
+}
+
+/** A record of the client listing (spec 4.5), exactly these fields. */
+export interface ListedClient {
+  clientId: string;
+  clientName: string;
+  dbId: string | null;
+  modelId: string | null;
+  vdmId: string | null;
+  facadeId: string | null;
+  experimentIds: string[];
+  coreModelId: string | null;
+  status: ClientStatus;
+  onboardedBy: string | null;
+  onboardedDate: string;
+}
+
+export function listView(r: ClientRow): ListedClient {
+  return {
+    clientId: r.client_id,
+    clientName: r.client_name,
+    dbId: r.connection_id,
+    modelId: r.model_id,
+    vdmId: fromJson<string[]>(r.vdm_ids, [])[0] ?? null,
+    facadeId: fromJson<string[]>(r.facade_ids, [])[0] ?? null,
+    experimentIds: fromJson<string[]>(r.experiment_ids, []),
+    coreModelId: r.core_model_id,
+    status: r.status,
+    onboardedBy: r.onboarded_by,
+    onboardedDate: r.onboarded_date,
+  };
+}
+
+/** The single read (spec 4.6): every single-read field of 2.2; a FAILED entry also says where it failed. */
+export interface ClientDetail {
+  clientId: string;
+  clientName: string;
+  description: string;
+  dbId: string | null;
+  modelId: string | null;
+  vdmId: string | null;
+  facadeId: string | null;
+  experimentIds: string[];
+  coreModelId: string | null;
+  status: ClientStatus;
+  onboardedBy: string | null;
+  onboardedDate: string;
+  lastModifiedDate: string;
+  isActive: boolean;
+  isDeleted: boolean;
+  failedStep?: string;
+  failureReason?: string;
+}
+
+export function detailView(r: ClientRow): ClientDetail {
+  const l = listView(r);
+  const detail: ClientDetail = {
+    clientId: l.clientId,
+    clientName: l.clientName,
+    description: r.description,
+    dbId: l.dbId,
+    modelId: l.modelId,
+    vdmId: l.vdmId,
+    facadeId: l.facadeId,
+    experimentIds: l.experimentIds,
+    coreModelId: l.coreModelId,
+    status: l.status,
+    onboardedBy: l.onboardedBy,
+    onboardedDate: l.onboardedDate,
+    lastModifiedDate: r.last_modified_date,
+    isActive: r.is_active === 1,
+    isDeleted: r.is_deleted === 1,
+  };
+  if (r.status === 'FAILED') {
+    detail.failedStep = r.failed_step ?? undefined;
+    detail.failureReason = r.failure_reason ?? undefined;
+  }
+  return detail;
+}

@@ -1,0 +1,283 @@
+import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createServer } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { loadConfig } from '../../../controller/config.ts';
+import { SecretStore, SECRETS_DISABLED_MESSAGE } from '../../../controller/secrets/store.ts';
+import { loginAs } from '../../helpers/auth.ts';
+import { makeTestApp, manifest, type TestApp } from '../../helpers/runtime.ts';
+
+const SECRET_KEY = 'c'.repeat(64);
+
+async function appWith(opts: { secretKey?: string } = {}): Promise<TestApp> {
+  const dir = mkdtempSync(join(tmpdir(), 'bi-settings-'));
+  const config = loadConfig({}, { manifestsDir: join(dir, 'manifests'), dbPath: join(dir, 'data', 'bi.sqlite'), dataDir: join(dir, 'data'), secretKey: opts.secretKey });
+  return makeTestApp({ dir, config });
+}
+
+async function closedPort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as { port: number }).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+const CORE = manifest('CoreModel', 'retail-core', {
+  modelId: 'SM2026A00001',
+  name: 'Retail core model',
+  description: 'shared',
+  definition: { columns: ['region', { name: 'revenue' }, 'region', 7] },
+});
+
+describe('settings endpoints', () => {
+  let t: TestApp;
+  afterEach(async () => t.close());
+
+  it('tells the UI who is signed in and whether settings are shown', async () => {
+    t = await appWith({ secretKey: SECRET_KEY });
+    const admin = await loginAs(t, { role: 'admin', username: 'ada' });
+    const res = await t.app.inject({ url: `/v1/settings/session/${admin.userId}`, headers: admin.headers });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ success: true, userId: admin.userId, username: 'ada', role: 'admin', settings: true, secrets: { available: true } });
+
+    const member = await loginAs(t, { role: 'member', username: 'mo' });
+    const m = await t.app.inject({ url: `/v1/settings/session/${member.userId}`, headers: member.headers });
+    expect(m.json()).toEqual({ success: true, userId: member.userId, username: 'mo', role: 'member', settings: false });
+  });
+
+  it('reports a missing BI_SECRET_KEY to admins', async () => {
+    t = await appWith();
+    const admin = await loginAs(t);
+    const res = await t.app.inject({ url: `/v1/settings/session/${admin.userId}`, headers: admin.headers });
+    expect(res.json().secrets).toEqual({ available: false, problem: SECRETS_DISABLED_MESSAGE });
+  });
+
+  it('keeps members, missing CSRF and missing sessions out of every admin endpoint', async () => {
+    t = await appWith({ secretKey: SECRET_KEY });
+    const member = await loginAs(t, { role: 'member' });
+    const admin = await loginAs(t, { role: 'admin' });
+    const endpoints = [
+      { method: 'GET' as const, url: (u: string) => `/v1/bi/admin/core-models/${u}` },
+      { method: 'POST' as const, url: (u: string) => `/v1/bi/admin/test-connection/${u}`, payload: { vendor: 'POSTGRESQL', host: '127.0.0.1' } },
+      { method: 'POST' as const, url: (u: string) => `/v1/bi/admin/connections/${u}`, payload: { name: 'x', vendor: 'POSTGRESQL', host: 'h' } },
+      { method: 'GET' as const, url: (u: string) => `/v1/bi/admin/clients/ACME/audit/${u}` },
+    ];
+    for (const e of endpoints) {
+      const asMember = await t.app.inject({ method: e.method, url: e.url(member.userId), headers: member.headers, payload: e.payload });
+      expect(asMember.statusCode, e.url('')).toBe(403);
+      const noCsrf = await t.app.inject({ method: e.method, url: e.url(admin.userId), headers: { cookie: admin.cookie }, payload: e.payload });
+      expect(noCsrf.statusCode).toBe(403);
+      expect(noCsrf.json()).toEqual({ success: false, error: 'Invalid CSRF token' });
+      const anon = await t.app.inject({ method: e.method, url: e.url(admin.userId), payload: e.payload });
+      expect(anon.statusCode).toBe(401);
+      expect(anon.json()).toEqual({ success: false, error: 'Session required' });
+    }
+    expect(existsSync(join(t.manifests, 'connections'))).toBe(false);
+  });
+
+  it('lists the core models in the store with their columns', async () => {
+    t = await appWith();
+    t.write('core/retail.yaml', CORE);
+    await t.sync();
+    const admin = await loginAs(t);
+    const res = await t.app.inject({ url: `/v1/bi/admin/core-models/${admin.userId}`, headers: admin.headers });
+    expect(res.json()).toEqual({
+      success: true,
+      coreModels: [{ modelId: 'SM2026A00001', name: 'Retail core model', description: 'shared', columns: ['region', 'revenue'] }],
+    });
+  });
+
+  it('Test Connection answers a refused server with connected:false and a message', async () => {
+    t = await appWith();
+    const admin = await loginAs(t);
+    const port = await closedPort();
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/v1/bi/admin/test-connection/${admin.userId}`,
+      headers: admin.headers,
+      payload: { vendor: 'POSTGRESQL', host: '127.0.0.1', port, database: 'test', schema: 'public', username: 'u', password: 'pw' },
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({
+      success: true,
+      connected: false,
+      vendor: 'POSTGRESQL',
+      message: `Connection refused by 127.0.0.1:${port}/test: is the server running and listening there?`,
+      durationMs: expect.any(Number),
+    });
+  });
+
+  it('Test Connection refuses a malformed body with every problem and its field', async () => {
+    t = await appWith();
+    const admin = await loginAs(t);
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/v1/bi/admin/test-connection/${admin.userId}`,
+      headers: admin.headers,
+      payload: { vendor: 'ORACLE', port: 70000, username: 5 },
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({
+      success: false,
+      error: 'Validation failed: vendor must be one of SNOWFLAKE, POSTGRESQL; username must be a string; port must be an integer from 1 to 65535',
+    });
+  });
+
+  it('refuses to store a typed password when BI_SECRET_KEY is unset, and writes nothing', async () => {
+    t = await appWith();
+    const admin = await loginAs(t);
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/v1/bi/admin/connections/${admin.userId}`,
+      headers: admin.headers,
+      payload: { name: 'ACME warehouse', vendor: 'POSTGRESQL', host: '127.0.0.1', database: 'test', schema: 'public', username: 'postgres', password: 'pw' },
+    });
+    expect(res.statusCode).toBe(409);
+    expect(res.json()).toEqual({ success: false, error: SECRETS_DISABLED_MESSAGE });
+    expect(existsSync(join(t.manifests, 'connections'))).toBe(false);
+    expect(t.rt.db.prepare('SELECT COUNT(*) AS n FROM connections').get()).toEqual({ n: 0 });
+  });
+
+  it('writes a Connection manifest with a secret reference, never the password, and updates it in place', async () => {
+    t = await appWith({ secretKey: SECRET_KEY });
+    const admin = await loginAs(t);
+    const body = { name: 'ACME warehouse', vendor: 'POSTGRESQL', host: '127.0.0.1', port: 5432, database: 'test', schema: 'public', username: 'postgres', password: 'S3cret-typed' };
+    const res = await t.app.inject({ method: 'POST', url: `/v1/bi/admin/connections/${admin.userId}`, headers: admin.headers, payload: body });
+    expect(res.statusCode).toBe(201);
+    const created = res.json();
+    expect(created).toEqual({ success: true, connectionId: expect.stringMatching(/^D\d{4}A00001$/), secretRef: expect.stringMatching(/^secret:[A-Za-z0-9_-]+$/), path: expect.any(String), phase: 'Synced' });
+    const id = created.connectionId as string;
+    expect(created.path).toBe(`connections/${id}.yaml`);
+
+    const text = readFileSync(join(t.manifests, created.path), 'utf8');
+    expect(text).not.toContain('S3cret-typed');
+    expect(parse(text)).toEqual({
+      apiVersion: 'bi.controller/v1',
+      kind: 'Connection',
+      metadata: { name: id, labels: { 'bi.controller/created-by': 'settings-ui' }, annotations: { 'bi.controller/requested-by': admin.userId } },
+      spec: { name: 'ACME warehouse', vendor: 'POSTGRESQL', host: '127.0.0.1', port: 5432, database: 'test', schema: 'public', username: 'postgres', connectionId: id, secretRef: created.secretRef },
+    });
+    const row = t.rt.db.prepare('SELECT connection_id, vendor, account_url, secret_ref, manifest_key FROM connections').all();
+    expect(row).toEqual([{ connection_id: id, vendor: 'POSTGRESQL', account_url: 'postgresql://127.0.0.1:5432', secret_ref: created.secretRef, manifest_key: `Connection/${id}` }]);
+    const secrets = new SecretStore({ db: t.rt.db, secretKey: SECRET_KEY });
+    expect(secrets.reveal(created.secretRef)).toBe('S3cret-typed');
+    const dump = JSON.stringify(t.rt.db.prepare('SELECT * FROM secrets').all());
+    expect(dump).not.toContain('S3cret-typed');
+
+    // The wizard retried: same connection, stored secret kept, no second connection.
+    const again = await t.app.inject({
+      method: 'POST',
+      url: `/v1/bi/admin/connections/${admin.userId}`,
+      headers: admin.headers,
+      payload: { ...body, password: undefined, connectionId: id, secretRef: created.secretRef, schema: 'sales' },
+    });
+    expect(again.statusCode).toBe(200);
+    expect(again.json()).toEqual({ success: true, connectionId: id, secretRef: created.secretRef, path: created.path, phase: 'Synced' });
+    expect(t.rt.db.prepare('SELECT connection_id, schema_name FROM connections').all()).toEqual([{ connection_id: id, schema_name: 'sales' }]);
+    expect(secrets.reveal(created.secretRef)).toBe('S3cret-typed');
+  });
+
+  it('refuses plain fields it does not know into the manifest and checks references', async () => {
+    t = await appWith({ secretKey: SECRET_KEY });
+    const admin = await loginAs(t);
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/v1/bi/admin/connections/${admin.userId}`,
+      headers: admin.headers,
+      payload: { vendor: 'SNOWFLAKE', secretRef: 'secret:nope', token: 'x', privateKey: 'y' },
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ success: false, error: 'Validation failed: name is required; accountUrl is required for SNOWFLAKE' });
+    const ref = await t.app.inject({
+      method: 'POST',
+      url: `/v1/bi/admin/connections/${admin.userId}`,
+      headers: admin.headers,
+      payload: { name: 'n', vendor: 'SNOWFLAKE', accountUrl: 'https://a.snowflakecomputing.com', secretRef: 'secret:nope', token: 'x' },
+    });
+    expect(ref.statusCode).toBe(400);
+    expect(ref.json()).toEqual({ success: false, error: 'Validation failed: secretRef secret:nope does not exist' });
+  });
+
+  it('withdraws the manifest and the secret when the connection cannot be applied', async () => {
+    t = await appWith({ secretKey: SECRET_KEY });
+    t.write('connections/acme-warehouse.yaml', manifest('Connection', 'acme-warehouse', { connectionId: 'D2026A00001', name: 'ACME', vendor: 'SNOWFLAKE' }));
+    await t.sync();
+    const admin = await loginAs(t);
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/v1/bi/admin/connections/${admin.userId}`,
+      headers: admin.headers,
+      payload: { connectionId: 'D2026A00001', name: 'Other', vendor: 'POSTGRESQL', host: 'h', password: 'pw-x' },
+    });
+    expect(res.statusCode).toBe(422);
+    expect(res.json()).toEqual({ success: false, error: 'connection: connection D2026A00001 is already defined by Connection/acme-warehouse' });
+    expect(existsSync(join(t.manifests, 'connections/D2026A00001.yaml'))).toBe(false);
+    expect(t.rt.db.prepare('SELECT COUNT(*) AS n FROM secrets').get()).toEqual({ n: 0 });
+    expect(t.rt.db.prepare('SELECT connection_id, name, manifest_key FROM connections').all()).toEqual([
+      { connection_id: 'D2026A00001', name: 'ACME', manifest_key: 'Connection/acme-warehouse' },
+    ]);
+  });
+
+  it('shows a failed onboarding in the audit with the step, the reason and the manifest status', async () => {
+    t = await appWith();
+    t.write('clients/BETA.yaml', manifest('Client', 'BETA', { clientId: 'BETA', clientName: 'Beta', connectionId: 'D2026A00005', coreModelId: 'SM2026A00077', vdm: [{ name: 'v', selectedColumns: ['a'] }] }));
+    await t.sync();
+    const admin = await loginAs(t);
+    const res = await t.app.inject({ url: `/v1/bi/admin/clients/beta/audit/${admin.userId}`, headers: admin.headers });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body.audit).toMatchObject({ status: 'FAILED', clientName: 'Beta', isActive: false, failedStep: expect.any(String), failureReason: expect.stringContaining('SM2026A00077') });
+    expect(body.manifest).toMatchObject({ key: 'Client/BETA', path: 'clients/BETA.yaml', phase: 'Failed', attempts: 1, message: expect.stringContaining('SM2026A00077') });
+
+    const missing = await t.app.inject({ url: `/v1/bi/admin/clients/NOPE/audit/${admin.userId}`, headers: admin.headers });
+    expect(missing.statusCode).toBe(404);
+    expect(missing.json()).toEqual({ success: false, error: 'Client NOPE not found' });
+  });
+});
+
+describe('UI pages', () => {
+  let t: TestApp;
+  afterEach(async () => t.close());
+
+  it('serves the app shell with a same-origin-only policy and its scripts', async () => {
+    t = await appWith();
+    const root = await t.app.inject({ url: '/' });
+    expect(root.statusCode).toBe(302);
+    expect(root.headers.location).toBe('/ui/');
+    const page = await t.app.inject({ url: '/ui/' });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(page.headers['content-security-policy']).toContain("default-src 'self'");
+    expect(page.headers['x-frame-options']).toBe('DENY');
+    expect(page.body).toContain('<script type="module" src="/ui/js/app.js"></script>');
+    expect(page.body).not.toMatch(/https?:\/\//);
+    const js = await t.app.inject({ url: '/ui/js/pages/wizard.js' });
+    expect(js.statusCode).toBe(200);
+    expect(js.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    const css = await t.app.inject({ url: '/ui/styles.css' });
+    expect(css.headers['content-type']).toBe('text/css; charset=utf-8');
+  });
+
+  it('serves nothing outside the UI folder', async () => {
+    t = await appWith();
+    for (const url of ['/ui/../package.json', '/ui/%2e%2e/package.json', '/ui/js/../../routes/ui.ts', '/ui/nope.js']) {
+      const res = await t.app.inject({ url });
+      expect(res.statusCode, url).toBe(404);
+      expect(res.json().success).toBe(false);
+    }
+  });
+
+  it('loads no script, style or font from another origin', async () => {
+    t = await appWith();
+    const { loadAssets } = await import('../../../api/routes/ui.ts');
+    for (const [path, asset] of loadAssets()) {
+      const text = asset.body.toString('utf8');
+      expect(text, path).not.toMatch(/(?:src|href)\s*=\s*["']https?:/);
+      expect(text, path).not.toMatch(/@import\s+url\(\s*["']?https?:/);
+      expect(text, path).not.toMatch(/fetch\(\s*["']https?:/);
+    }
+  });
+});
