@@ -48,6 +48,7 @@ const steps: Record<Bench, () => Promise<void>> = {
 let failed = false;
 for (const name of ALL) {
   if (!only.has(name)) continue;
+  report.group = name;
   try {
     await steps[name]();
   } catch (err) {
@@ -62,7 +63,7 @@ process.stdout.write(`\n${m.nproc} × ${m.cpu}, ${m.memoryGb} GB, Node ${m.node}
 // A quick run is a smoke test of the harness: it keeps the last full figures unless told --out.
 const out = values.out ?? (quick ? undefined : join(REPO_ROOT, 'bench', 'results.json'));
 if (out) {
-  report.write(out, m);
+  report.write(out, m, values.only ? only : undefined);
   process.stdout.write(`written ${out}\n`);
 }
 process.exitCode = failed ? 1 : 0;

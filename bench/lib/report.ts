@@ -1,9 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 
 /** One measured (or honestly skipped) figure. */
 export interface Figure {
+  /** The `npm run bench -- --only` group that measured it. */
+  group?: string;
   bench: string;
   figure: string;
   value?: number;
@@ -61,6 +63,8 @@ export function meets(value: number, goal: string): boolean {
 /** Collects figures: one JSON line each as they come, a table and `bench/results.json` at the end. */
 export class Report {
   readonly figures: Figure[] = [];
+  /** Set by the runner before each benchmark group. */
+  group: string | undefined;
   readonly #out: (line: string) => void;
 
   constructor(out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)) {
@@ -68,7 +72,7 @@ export class Report {
   }
 
   add(f: Omit<Figure, 'met'>): Figure {
-    const fig: Figure = { ...f };
+    const fig: Figure = { ...(this.group ? { group: this.group } : {}), ...f };
     if (f.value !== undefined && f.goal) fig.met = meets(f.value, f.goal);
     this.figures.push(fig);
     this.#out(JSON.stringify(fig));
@@ -93,7 +97,16 @@ export class Report {
     return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
   }
 
-  write(path: string, m: Machine): void {
-    writeFileSync(path, `${JSON.stringify({ machine: m, figures: this.figures }, null, 2)}\n`);
+  /**
+   * Writes `{machine, figures}`. With `keepOtherGroups`, figures of groups not run this time
+   * are kept from the file (a `--only` run updates its own figures, not the rest).
+   */
+  write(path: string, m: Machine, keepOtherGroups?: Set<string>): void {
+    let figures = this.figures;
+    if (keepOtherGroups && existsSync(path)) {
+      const old = JSON.parse(readFileSync(path, 'utf8')) as { figures?: Figure[] };
+      figures = [...(old.figures ?? []).filter((f) => f.group && !keepOtherGroups.has(f.group)), ...this.figures];
+    }
+    writeFileSync(path, `${JSON.stringify({ machine: m, figures }, null, 2)}\n`);
   }
 }

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -64,6 +65,9 @@ export class ServerProcess {
   async start(timeoutMs = 30_000): Promise<string> {
     mkdirSync(this.opts.manifestsDir, { recursive: true });
     mkdirSync(dirname(this.opts.dbPath), { recursive: true });
+    // Below info the `listening` line is not printed: pick the port here and poll instead.
+    const logsListening = ['info', 'debug', 'trace'].includes(this.opts.logLevel ?? 'info');
+    if (!logsListening && !this.opts.port) this.opts.port = await freePort();
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
@@ -87,6 +91,15 @@ export class ServerProcess {
     };
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
+    if (!logsListening) {
+      this.url = `http://127.0.0.1:${this.opts.port}`;
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        if (await fetch(`${this.url}/healthz`).then((r) => r.ok, () => false)) return this.url;
+        if (!this.running || Date.now() > deadline) throw new Error(`server did not answer /healthz on ${this.url}; log tail:\n${this.#log.slice(-2000)}`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    }
     const m = await this.waitForLog(/listening url=(http:\/\/\S+)/, timeoutMs);
     this.url = m[1];
     this.opts.port = Number(new URL(this.url).port);
@@ -175,4 +188,17 @@ export class ServerProcess {
     clearTimeout(timer);
     return code ?? null;
   }
+}
+
+/** A port nobody listens on right now (the OS picks it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolvePort(port));
+    });
+  });
 }
