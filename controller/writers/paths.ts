@@ -7,7 +7,12 @@ const SAFE_SEGMENT = /^(?!\.{1,2}$)[A-Za-z0-9._-]{1,128}$/;
 export function slugify(name: string, fallback = 'item'): string {
   const s = name
     .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
     .replace(/[^A-Za-z0-9._-]+/g, '-')
+    // Dot runs (`..`) and dots next to a separator carry no meaning in a file name.
+    .replace(/\.{2,}/g, '-')
+    .replace(/-*\.-+|-+\.-*/g, '-')
+    .replace(/-{2,}/g, '-')
     .replace(/^[-.]+|[-.]+$/g, '')
     .slice(0, 100);
   return s && !/^\.+$/.test(s) ? s : fallback;
