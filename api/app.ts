@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Logger } from '../controller/log.ts';
 import type { Runtime } from '../controller/runtime.ts';
+import { ValidationError } from '../controller/errors.ts';
 import { errorHandler, notFoundHandler } from './errors.ts';
 import { routes } from './routes/index.ts';
 
@@ -31,6 +32,27 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.decorate('runtime', opts.runtime);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
+  // JSON.parse takes any depth, but recursive code after it (structuredClone, ajv, YAML) does
+  // not: a body nested thousands deep would end in a stack overflow and a 500.
+  app.addHook('preValidation', async (req) => {
+    if (req.body !== null && typeof req.body === 'object' && nestedDeeperThan(req.body, MAX_BODY_DEPTH)) {
+      throw new ValidationError([{ path: 'body', message: `is nested deeper than ${MAX_BODY_DEPTH} levels` }]);
+    }
+  });
   for (const plugin of routes) await app.register(plugin);
   return app;
+}
+
+export const MAX_BODY_DEPTH = 64;
+
+/** Whether `value` has containers nested more than `max` deep (iterative: no recursion to overflow). */
+export function nestedDeeperThan(value: object, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length) {
+    const [v, depth] = stack.pop() as [unknown, number];
+    if (v === null || typeof v !== 'object') continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  return false;
 }

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
-import { boundMessage, formatProblem, StepError } from '../errors.ts';
+import { boundMessage, formatProblem, StepError, UnavailableError } from '../errors.ts';
 import { realScheduler, systemClock, type Scheduler } from '../clock.ts';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { checkDocument, isManifestPath, parseManifest, readManifestFile, readManifestFileSync, sha256, type LoadResult } from '../manifest/loader.ts';
@@ -144,6 +144,8 @@ export class Reconciler extends EventEmitter implements SourceSink {
   readonly #lastOutcome = new Map<string, Outcome>();
   #ready = false;
   #pruneBlocked: PruneBlocked | undefined;
+  /** Keys whose last run threw before any outcome was recorded (the store itself failed). */
+  readonly #storeFailures = new Map<string, { error: Error; attempts: number }>();
 
   constructor(opts: ReconcilerOptions) {
     super();
@@ -158,7 +160,7 @@ export class Reconciler extends EventEmitter implements SourceSink {
     this.status = new StatusStore(opts.db);
     this.#ids = new IdAllocator({ db: opts.db, clock: this.#clock });
     this.#queue = new WorkQueue<string>({
-      process: (key) => this.#reconcileKey(key),
+      process: (key) => this.#reconcileGuarded(key),
       concurrency: opts.concurrency ?? 4,
       scheduler: opts.scheduler ?? realScheduler,
     });
@@ -229,6 +231,8 @@ export class Reconciler extends EventEmitter implements SourceSink {
       return row ? outcomeOf(row) : null;
     }
     await this.#queue.add(key);
+    const failure = this.#storeFailures.get(key);
+    if (failure) throw new UnavailableError(`${key} is written but could not be applied yet (${failure.error.message}); it is retried`);
     return this.#lastOutcome.get(key) ?? outcomeOf(this.status.get(key) as StatusRecord);
   }
 
@@ -423,6 +427,22 @@ export class Reconciler extends EventEmitter implements SourceSink {
       const o = this.#lastOutcome.get(c.key);
       if (o?.phase === 'Pruned') report.pruned.push(c.key);
       else report.failed.push(c.key);
+    }
+  }
+
+  /**
+   * A run that throws (the store is locked, full or read-only, so not even the failure could
+   * be recorded) is remembered for `reconcilePath` and retried with backoff.
+   */
+  async #reconcileGuarded(key: string): Promise<void> {
+    try {
+      await this.#reconcileKey(key);
+      this.#storeFailures.delete(key);
+    } catch (err) {
+      const attempts = (this.#storeFailures.get(key)?.attempts ?? 0) + 1;
+      this.#storeFailures.set(key, { error: err instanceof Error ? err : new Error(String(err)), attempts });
+      this.#queue.addAfter(key, backoffDelay(attempts, this.#backoff, this.#random));
+      throw err;
     }
   }
 

@@ -19,14 +19,15 @@ export async function writeFileAtomic(abs: string, content: string): Promise<voi
     handle = await open(tmp, 'w', 0o644);
   }
   try {
-    await handle.writeFile(content);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
+    try {
+      await handle.writeFile(content);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
     await rename(tmp, abs);
   } catch (err) {
+    // A failed write (disk full, file too large) must not leave its temp file behind.
     await unlink(tmp).catch(() => {});
     throw err;
   }

@@ -1,0 +1,69 @@
+// `npm run bench`: real server processes on loopback in temp folders, autocannon as the load
+// generator, one JSON line per figure, a table at the end, everything in bench/results.json.
+//
+//   npm run bench                      all benchmarks, full sizes
+//   npm run bench -- --quick           small sizes, a smoke run of the harness (no results.json)
+//   npm run bench -- --only import,scale
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { machine, Report } from './lib/report.ts';
+import { REPO_ROOT } from './lib/server-process.ts';
+import { httpFloor } from './scenarios/http-floor.ts';
+import { importBench } from './scenarios/import.ts';
+import { onboardBench } from './scenarios/onboard.ts';
+import { registryBench } from './scenarios/registry.ts';
+import { scaleBench } from './scenarios/scale.ts';
+
+const ALL = ['http', 'import', 'onboard', 'scale', 'registry'] as const;
+type Bench = (typeof ALL)[number];
+
+const { values } = parseArgs({
+  options: {
+    only: { type: 'string' },
+    quick: { type: 'boolean', default: false },
+    out: { type: 'string' },
+  },
+});
+const only = new Set((values.only ?? ALL.join(',')).split(',').map((s) => s.trim()) as Bench[]);
+for (const b of only) if (!ALL.includes(b)) throw new Error(`unknown benchmark ${b}; one of ${ALL.join(', ')}`);
+const quick = values.quick ?? false;
+const sizes = quick
+  ? { seconds: 2, onboardings: 20, clients: 500, edits: 5, rows: 5_000 }
+  : { seconds: 10, onboardings: 150, clients: 10_000, edits: 30, rows: 100_000 };
+
+const base = join(REPO_ROOT, 'bench', 'tmp');
+const report = new Report();
+const m = machine();
+process.stdout.write(`${JSON.stringify({ machine: m, quick })}\n`);
+
+const steps: Record<Bench, () => Promise<void>> = {
+  http: () => httpFloor(report, { seconds: sizes.seconds }),
+  import: () => importBench(report, { seconds: sizes.seconds, modes: ['directory', 'git'], base }),
+  onboard: () => onboardBench(report, { amount: sizes.onboardings, modes: ['directory', 'git'], base }),
+  scale: () => scaleBench(report, { clients: sizes.clients, edits: sizes.edits, base }),
+  registry: () => registryBench(report, { rows: sizes.rows, seconds: sizes.seconds, base }),
+};
+
+let failed = false;
+for (const name of ALL) {
+  if (!only.has(name)) continue;
+  report.group = name;
+  try {
+    await steps[name]();
+  } catch (err) {
+    failed = true;
+    report.skip(name, 'run', `benchmark crashed: ${(err as Error).message.split('\n')[0]}`);
+    process.stderr.write(`${(err as Error).stack ?? err}\n`);
+  }
+}
+rmSync(base, { recursive: true, force: true });
+
+process.stdout.write(`\n${m.nproc} × ${m.cpu}, ${m.memoryGb} GB, Node ${m.node}${quick ? ' (quick sizes)' : ''}\n${report.table()}\n`);
+// A quick run is a smoke test of the harness: it keeps the last full figures unless told --out.
+const out = values.out ?? (quick ? undefined : join(REPO_ROOT, 'bench', 'results.json'));
+if (out) {
+  report.write(out, m, values.only ? only : undefined);
+  process.stdout.write(`written ${out}\n`);
+}
+process.exitCode = failed ? 1 : 0;

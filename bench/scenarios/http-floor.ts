@@ -1,0 +1,74 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { request } from '../lib/api-client.ts';
+import { load, round, type LoadResult } from '../lib/load.ts';
+import type { Report } from '../lib/report.ts';
+import { REPO_ROOT } from '../lib/server-process.ts';
+import { startBenchServer } from '../lib/setup.ts';
+
+const BENCH = 'http-floor';
+
+async function startBare(body: string): Promise<{ url: string; stop: () => void }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'bench', 'bare-server.ts')], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH, BARE_BODY: body },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /listening url=(\S+)/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`bare server exited ${code}`)));
+  });
+  return { url, stop: () => child.kill('SIGTERM') };
+}
+
+/**
+ * 1. GET /v1/sdk/chart-types of the real server against a bare Fastify process answering the
+ * same constant, alternated in one run (A B A B) so drift on a shared machine hits both.
+ */
+export async function httpFloor(report: Report, opts: { seconds: number }): Promise<void> {
+  const ctx = await startBenchServer({ prefix: 'bench-http' });
+  try {
+    const probe = await request(`${ctx.server.url}/v1/sdk/chart-types`);
+    if (probe.status !== 200) {
+      report.skip(BENCH, 'chart-types / bare fastify', `GET /v1/sdk/chart-types answered ${probe.status} (issue 5 not merged?)`);
+      return;
+    }
+    const bare = await startBare(probe.text);
+    try {
+      const run = (url: string, seconds: number) => load({ url: `${url}/v1/sdk/chart-types`, connections: 10, duration: seconds });
+      await run(ctx.server.url, 1);
+      await run(bare.url, 1);
+      const ours: LoadResult[] = [];
+      const floor: LoadResult[] = [];
+      for (let i = 0; i < 2; i++) {
+        ours.push(await run(ctx.server.url, opts.seconds));
+        floor.push(await run(bare.url, opts.seconds));
+      }
+      const rps = (rs: LoadResult[]) => round(rs.reduce((a, r) => a + r.rps, 0) / rs.length, 0);
+      const a = rps(ours);
+      const b = rps(floor);
+      // The same server with request logging off (BI_LOG_LEVEL=warn): how much of the gap is the log.
+      const quiet = await startBenchServer({ prefix: 'bench-http-quiet', server: { logLevel: 'warn' } });
+      let q: number;
+      try {
+        await run(quiet.server.url, 1);
+        q = rps([await run(quiet.server.url, opts.seconds)]);
+      } finally {
+        await quiet.close();
+      }
+      report.add({ bench: BENCH, figure: 'GET /v1/sdk/chart-types', value: a, unit: 'req/s', detail: { p50: ours[1].p50, p99: ours[1].p99, non2xx: ours[0].non2xx + ours[1].non2xx } });
+      report.add({ bench: BENCH, figure: 'bare Fastify, same constant', value: b, unit: 'req/s', detail: { p50: floor[1].p50, p99: floor[1].p99 } });
+      report.add({ bench: BENCH, figure: 'ratio chart-types / bare', value: round(a / b, 3), unit: 'x', goal: '>= 0.9' });
+      report.add({ bench: BENCH, figure: 'chart-types, BI_LOG_LEVEL=warn (no request log)', value: q, unit: 'req/s', detail: { ratioToBare: round(q / b, 3) } });
+    } finally {
+      bare.stop();
+    }
+  } finally {
+    await ctx.close();
+  }
+}
