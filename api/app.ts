@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from '../controller/log.ts';
 import type { Runtime } from '../controller/runtime.ts';
 import { ValidationError } from '../controller/errors.ts';
@@ -21,10 +21,24 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * One line per request, at debug level: per-request info lines would cost more than the
+ * requests themselves on the hot endpoints. `BI_LOG_LEVEL=debug` shows them.
+ */
+class RequestLog extends LogController {
+  override incomingRequest(): void {}
+
+  override requestCompleted(error: Error | null, request: FastifyRequest, reply: FastifyReply): void {
+    if (error) return;
+    request.log.debug({ method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+  }
+}
+
 /** Builds the HTTP app without listening, so tests drive it with `app.inject()`. */
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: opts.logger,
+    logController: new RequestLog(),
     bodyLimit: opts.bodyLimit ?? opts.runtime.config.bodyLimit,
     trustProxy: opts.trustProxy ?? false,
     ajv: { customOptions: { allErrors: true } },
