@@ -3,6 +3,7 @@ import { RE2JS } from 're2js';
 import { ValidationError } from '../../errors.ts';
 import type { Problem } from '../../types.ts';
 import { CLIENT_COLUMNS, listView, type ClientRow, type ListedClient } from './registry.ts';
+import { registrySearch } from './search.ts';
 import { CLIENT_STATUSES, type ClientStatus } from './types.ts';
 
 export const DEFAULT_PAGE_SIZE = 100;
@@ -118,8 +119,9 @@ export function pageRowidsSql(byStatus: boolean, fromEnd: boolean): string {
 }
 
 /**
- * Search: one pass over (clientId, clientName) in storage order with the linear-time pattern,
- * then the matching rows are ordered and paged by SQLite.
+ * Search: plain text is a substring match in SQLite; a regular expression runs over an
+ * in-memory copy of (clientId, clientName), time-bounded (search.ts). SQLite then orders and
+ * pages the matching rows.
  */
 function searchPage(db: Database, q: ListQuery, re: RE2JS, offset: number): { total: number; rows: ClientRow[] } {
   const where = q.status ? 'WHERE status = @status' : '';
@@ -132,9 +134,7 @@ function searchPage(db: Database, q: ListQuery, re: RE2JS, offset: number): { to
       .pluck()
       .all(params) as number[];
   } else {
-    const iter = db.prepare(`SELECT rowid, client_id, client_name FROM clients ${where}`).raw().iterate(params) as IterableIterator<[number, string, string]>;
-    matched = [];
-    for (const [rowid, id, name] of iter) if (re.test(id) || re.test(name)) matched.push(rowid);
+    matched = registrySearch(db).match(re, q.status);
   }
   const total = matched.length;
   if (offset >= total) return { total, rows: [] };

@@ -1,0 +1,109 @@
+import { createContext, Script, type Context } from 'node:vm';
+import type { Database, Statement } from 'better-sqlite3';
+import type { RE2JS } from 're2js';
+import { ValidationError } from '../../errors.ts';
+
+/** A search may take this long before it is stopped (a pathological pattern), in ms. */
+export const SEARCH_BUDGET_MS = 250;
+
+interface Corpus {
+  generation: number;
+  rowids: number[];
+  ids: string[];
+  names: string[];
+  statuses: string[];
+}
+
+// Runs inside its own context so the watchdog of `timeout` can stop a backtracking regex.
+const MATCH = new Script(`(() => {
+  const re = new RegExp(pattern, 'i');
+  const hits = [];
+  for (let i = 0; i < ids.length; i++) {
+    if (status !== null && statuses[i] !== status) continue;
+    if (re.test(ids[i]) || re.test(names[i])) hits.push(rowids[i]);
+  }
+  result = hits;
+})()`);
+
+/**
+ * Regular-expression search over the registry's clientId and clientName. The pattern has
+ * RE2 syntax (checked by re2js); it runs as a native RegExp over an in-memory copy of the two
+ * columns — reloaded when the registry changes — bounded to SEARCH_BUDGET_MS, so a
+ * pathological pattern is refused instead of stalling the server. Patterns native RegExp
+ * reads differently fall back to re2js (linear time, slower).
+ */
+export class RegistrySearch {
+  readonly #generation: Statement;
+  readonly #load: Statement;
+  readonly #budgetMs: number;
+  #corpus: Corpus | undefined;
+  #context: Context | undefined;
+
+  constructor(opts: { db: Database; budgetMs?: number }) {
+    this.#generation = opts.db.prepare("SELECT value FROM counters WHERE name = 'clients.generation'").pluck();
+    this.#load = opts.db.prepare('SELECT rowid, client_id, client_name, status FROM clients').raw();
+    this.#budgetMs = opts.budgetMs ?? SEARCH_BUDGET_MS;
+  }
+
+  /** Rowids of the clients whose ID or name matches `re`, optionally of one status, in storage order. */
+  match(re: RE2JS, status: string | undefined): number[] {
+    const corpus = this.#current();
+    const native = nativeFlavour(re.pattern());
+    if (native === undefined) return this.#matchRe2(corpus, re, status);
+    const ctx = (this.#context ??= createContext({}));
+    Object.assign(ctx, { ...corpus, pattern: native, status: status ?? null, result: null });
+    try {
+      MATCH.runInContext(ctx, { timeout: this.#budgetMs });
+    } catch (err) {
+      if ((err as { code?: string }).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') {
+        throw new ValidationError([{ path: 'search', message: `search pattern is too expensive to evaluate (over ${this.#budgetMs} ms)` }]);
+      }
+      throw err;
+    }
+    return ctx.result as number[];
+  }
+
+  #matchRe2(corpus: Corpus, re: RE2JS, status: string | undefined): number[] {
+    const hits: number[] = [];
+    for (let i = 0; i < corpus.ids.length; i++) {
+      if (status !== undefined && corpus.statuses[i] !== status) continue;
+      if (re.test(corpus.ids[i]) || re.test(corpus.names[i])) hits.push(corpus.rowids[i]);
+    }
+    return hits;
+  }
+
+  #current(): Corpus {
+    const generation = Number(this.#generation.get() ?? 0);
+    if (this.#corpus?.generation === generation) return this.#corpus;
+    const rows = this.#load.all() as [number, string, string, string][];
+    this.#corpus = {
+      generation,
+      rowids: rows.map((r) => r[0]),
+      ids: rows.map((r) => r[1]),
+      names: rows.map((r) => r[2]),
+      statuses: rows.map((r) => r[3]),
+    };
+    return this.#corpus;
+  }
+}
+
+/** The pattern as a native RegExp source, or undefined when JavaScript would not read it as RE2 does. */
+export function nativeFlavour(pattern: string): string | undefined {
+  // RE2-only syntax: named groups `(?P<n>`, inline flags, \A \z, POSIX classes.
+  if (/\(\?P<|\(\?[imsU-]+[):]|\\[Az]|\[\[:/.test(pattern)) return undefined;
+  try {
+    new RegExp(pattern, 'i');
+    return pattern;
+  } catch {
+    return undefined;
+  }
+}
+
+const searches = new WeakMap<Database, RegistrySearch>();
+
+/** The search of one store (its corpus cached across requests). */
+export function registrySearch(db: Database): RegistrySearch {
+  let s = searches.get(db);
+  if (!s) searches.set(db, (s = new RegistrySearch({ db })));
+  return s;
+}
