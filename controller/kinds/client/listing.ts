@@ -18,9 +18,6 @@ export interface ListQuery {
   search?: RE2JS;
 }
 
-/** A pattern of plain ASCII letters, digits, spaces, `_` and `-` matches as a substring: SQLite can do that alone. */
-const PLAIN_PATTERN = /^[A-Za-z0-9 _-]+$/;
-
 export interface ListPage {
   data: ListedClient[];
   pagination: { page: number; limit: number; total: number; totalPages: number };
@@ -119,27 +116,16 @@ export function pageRowidsSql(byStatus: boolean, fromEnd: boolean): string {
 }
 
 /**
- * Search: plain text is a substring match in SQLite; a regular expression runs over an
- * in-memory copy of (clientId, clientName), time-bounded (search.ts). SQLite then orders and
- * pages the matching rows.
+ * Search: the pattern runs over an in-memory copy of (clientId, clientName) kept in listing
+ * order and time-bounded (search.ts); the page is a slice of the matches, and only its rows are
+ * read whole.
  */
 function searchPage(db: Database, q: ListQuery, re: RE2JS, offset: number): { total: number; rows: ClientRow[] } {
-  const where = q.status ? 'WHERE status = @status' : '';
-  const params = { status: q.status ?? null, needle: re.pattern().toLowerCase() };
-  let matched: number[];
-  if (PLAIN_PATTERN.test(re.pattern())) {
-    const and = q.status ? 'AND' : 'WHERE';
-    matched = db
-      .prepare(`SELECT rowid FROM clients ${where} ${and} (instr(lower(client_id), @needle) > 0 OR instr(lower(client_name), @needle) > 0)`)
-      .pluck()
-      .all(params) as number[];
-  } else {
-    matched = registrySearch(db).match(re, q.status);
-  }
+  const matched = registrySearch(db).match(re, q.status);
   const total = matched.length;
   if (offset >= total) return { total, rows: [] };
   const rows = db
-    .prepare(`SELECT ${CLIENT_COLUMNS} FROM clients WHERE rowid IN (SELECT value FROM json_each(?)) ${ORDER} LIMIT ? OFFSET ?`)
-    .all(JSON.stringify(matched), q.limit, offset) as ClientRow[];
+    .prepare(`SELECT ${CLIENT_COLUMNS} FROM clients WHERE rowid IN (SELECT value FROM json_each(?)) ${ORDER}`)
+    .all(JSON.stringify(matched.slice(offset, offset + q.limit))) as ClientRow[];
   return { total, rows };
 }

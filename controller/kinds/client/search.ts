@@ -5,6 +5,8 @@ import { ValidationError } from '../../errors.ts';
 
 /** A search may take this long before it is stopped (a pathological pattern), in ms. */
 export const SEARCH_BUDGET_MS = 250;
+/** How many recent search results are kept (until the registry changes). */
+const RECENT_RESULTS = 32;
 
 interface Corpus {
   generation: number;
@@ -38,16 +40,33 @@ export class RegistrySearch {
   readonly #budgetMs: number;
   #corpus: Corpus | undefined;
   #context: Context | undefined;
+  /** Recent results (paging through one search asks the same question again), per generation. */
+  readonly #recent = new Map<string, number[]>();
 
   constructor(opts: { db: Database; budgetMs?: number }) {
     this.#generation = opts.db.prepare("SELECT value FROM counters WHERE name = 'clients.generation'").pluck();
-    this.#load = opts.db.prepare('SELECT rowid, client_id, client_name, status FROM clients').raw();
+    // In listing order, so matches come out sorted and a page is a slice.
+    this.#load = opts.db.prepare('SELECT rowid, client_id, client_name, status FROM clients ORDER BY onboarded_date DESC, client_id').raw();
     this.#budgetMs = opts.budgetMs ?? SEARCH_BUDGET_MS;
   }
 
-  /** Rowids of the clients whose ID or name matches `re`, optionally of one status, in storage order. */
+  /** Rowids of the clients whose ID or name matches `re`, optionally of one status, in listing order (newest first). */
   match(re: RE2JS, status: string | undefined): number[] {
     const corpus = this.#current();
+    const cacheKey = `${status ?? ''}\u0000${re.pattern()}`;
+    const cached = this.#recent.get(cacheKey);
+    if (cached) {
+      this.#recent.delete(cacheKey);
+      this.#recent.set(cacheKey, cached);
+      return cached;
+    }
+    const hits = this.#run(corpus, re, status);
+    this.#recent.set(cacheKey, hits);
+    if (this.#recent.size > RECENT_RESULTS) this.#recent.delete(this.#recent.keys().next().value as string);
+    return hits;
+  }
+
+  #run(corpus: Corpus, re: RE2JS, status: string | undefined): number[] {
     const native = nativeFlavour(re.pattern());
     if (native === undefined) return this.#matchRe2(corpus, re, status);
     const ctx = (this.#context ??= createContext({}));
@@ -75,6 +94,7 @@ export class RegistrySearch {
   #current(): Corpus {
     const generation = Number(this.#generation.get() ?? 0);
     if (this.#corpus?.generation === generation) return this.#corpus;
+    this.#recent.clear();
     const rows = this.#load.all() as [number, string, string, string][];
     this.#corpus = {
       generation,
