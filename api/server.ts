@@ -3,6 +3,7 @@ import type { Config } from '../controller/config.ts';
 import { authFor } from '../controller/auth/runtime-auth.ts';
 import { createLogger } from '../controller/log.ts';
 import { Runtime } from '../controller/runtime.ts';
+import type { SyncReport } from '../controller/reconciler/reconciler.ts';
 import { redactUrl } from '../controller/sources/git.ts';
 import { buildApp } from './app.ts';
 
@@ -39,9 +40,18 @@ export async function startServer(config: Config): Promise<Server> {
   const app = await buildApp({ runtime, logger: log });
   const url = await app.listen({ host: config.host, port: config.port });
   log.info({ url, manifests: runtime.source.root, db: config.dbPath, git: config.git ? `${redactUrl(config.git.url)}#${config.git.branch}` : undefined }, 'listening');
-  // Serve /healthz at once; /readyz turns 200 when the first full sync is done.
+  // Serve /healthz at once; /readyz turns 200 when the first full sync is done. A folder
+  // watcher may still be setting up its watches then (chokidar takes seconds for 10,000
+  // files); a second sync once it is ready catches what changed meanwhile.
+  const t0 = performance.now();
+  runtime.reconciler.once('ready', (report: SyncReport) =>
+    log.info(
+      { objects: report.scanned, applied: report.applied.length, failed: report.failed.length, invalid: report.invalid.length, ms: Math.round(performance.now() - t0) },
+      'first sync done',
+    ),
+  );
   const started = runtime.start().then(
-    () => log.info({ objects: runtime.reconciler.listStatus().length }, 'first sync done'),
+    () => log.info({ ms: Math.round(performance.now() - t0) }, config.git ? 'polling' : 'watching'),
     (err: Error) => log.error({ err: err.message }, 'first sync failed'),
   );
   let closing: Promise<void> | undefined;

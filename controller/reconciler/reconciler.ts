@@ -122,6 +122,8 @@ export function canonicalJson(v: unknown): string {
 }
 
 const INVALID_PREFIX = 'File/';
+/** Scans of more files than this re-parse each one when it is applied instead of holding it. */
+const KEEP_PARSED_UP_TO = 1000;
 
 /**
  * The reconcile loop: turns file changes into desired state per key, applies each key with
@@ -199,7 +201,10 @@ export class Reconciler extends EventEmitter implements SourceSink {
     const pruneKeys = gone.flatMap((p) => this.#forgetPath(p));
     await this.#applyInOrder(keys, report);
     await this.#prune(pruneKeys, meta, report);
-    this.#ready = true;
+    if (!this.#ready) {
+      this.#ready = true;
+      this.emit('ready', report);
+    }
     return report;
   }
 
@@ -287,11 +292,14 @@ export class Reconciler extends EventEmitter implements SourceSink {
   ): Promise<string[]> {
     const keys: string[] = [];
     const chunk = 256;
+    // A big batch keeps only what it learnt (key, path, hash): holding thousands of parsed
+    // manifests until their turn would set the peak memory; each is parsed again when applied.
+    const keepParsed = paths.length <= KEEP_PARSED_UP_TO;
     for (let i = 0; i < paths.length; i += chunk) {
       // Yield between chunks so a large sync never holds the event loop (HTTP keeps answering).
       if (i > 0) await yieldToLoop();
       for (const p of paths.slice(i, i + chunk)) {
-        const k = this.#scan(p, meta, report, index);
+        const k = this.#scan(p, meta, report, index, undefined, keepParsed);
         if (k) keys.push(k);
       }
     }
@@ -306,6 +314,7 @@ export class Reconciler extends EventEmitter implements SourceSink {
     report: SyncReport,
     index?: Map<string, { key: string; hash: string | null; phase: Phase }[]>,
     written?: WrittenFile,
+    keepParsed = true,
   ): string | undefined {
     const bytes = written?.bytes ?? readManifestFileSync(join(this.#root, path));
     if (bytes === null) return undefined;
@@ -344,7 +353,7 @@ export class Reconciler extends EventEmitter implements SourceSink {
     this.#desired.set(result.key, {
       path,
       hash: result.hash,
-      manifest: result.manifest,
+      manifest: keepParsed ? result.manifest : undefined,
       revision: meta.revision,
       author: meta.authors?.get(path),
     });
@@ -455,10 +464,12 @@ export class Reconciler extends EventEmitter implements SourceSink {
     }
     let manifest = desired.manifest;
     if (!manifest) {
-      const bytes = await readManifestFile(join(this.#root, desired.path));
+      const bytes = readManifestFileSync(join(this.#root, desired.path));
       if (bytes === null || bytes === 'too-large') return;
       const r = parseManifest(desired.path, bytes, this.#schemas);
       if (!r.ok) return this.#markInvalid(desired.path, key, r.problems, r, emptyReport());
+      // The file may have moved on since the scan: what is applied is what was just read.
+      desired.hash = r.hash;
       manifest = desired.manifest = r.manifest;
     }
     const hash = specHash(manifest);
@@ -511,6 +522,9 @@ export class Reconciler extends EventEmitter implements SourceSink {
         now,
       );
       this.#queue.cancelRetry(key);
+      // Applied: the parsed manifest is not kept in memory (10,000 of them would be); it is
+      // read again from its file should this key ever run without a new scan.
+      desired.manifest = undefined;
       this.#finish(s);
     } catch (err) {
       const error = err instanceof Error ? err : new Error(String(err));

@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { migrate, readMigrations } from './migrate.ts';
+import { cacheStatements } from './statement-cache.ts';
 
 export type Store = Database.Database;
 
@@ -20,5 +21,5 @@ export function openStore(path: string): Store {
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
   migrate(db, readMigrations(MIGRATIONS_DIR));
-  return db;
+  return cacheStatements(db);
 }
