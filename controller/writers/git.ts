@@ -25,14 +25,28 @@ export interface GitWriterOptions {
   log?: Logger;
 }
 
+/** Writes pushed together at most. */
+const MAX_BATCH = 32;
+
+interface PendingWrite {
+  relPath: string;
+  repoPath: string;
+  opts: WriteOptions;
+  change: () => Promise<void>;
+  resolve(result: WriteResult): void;
+  reject(err: unknown): void;
+}
+
 /**
  * The API's writer in git mode: one commit per write, authored by the calling user, pushed at
- * once. When it cannot push, the clone is reset to where it was and UnavailableError (503) is
+ * once (together with the writes that queued meanwhile). When it cannot push, the clone is reset to where it was and UnavailableError (503) is
  * thrown, so the store and the clone stay as they were.
  */
 export class GitWriter implements ManifestWriter {
   readonly #o: GitWriterOptions;
   readonly #log: Logger;
+  #pending: PendingWrite[] = [];
+  #draining = false;
 
   constructor(opts: GitWriterOptions) {
     this.#o = opts;
@@ -63,28 +77,72 @@ export class GitWriter implements ManifestWriter {
     }
   }
 
+  /**
+   * Queues one write. Writes that arrive while the clone is busy are committed together — still
+   * one commit each, authored by its own caller — and pushed once (group commit): throughput is
+   * then bound by commits, not by round trips to the remote.
+   */
   #commit(relPath: string, opts: WriteOptions, change: () => Promise<void>): Promise<WriteResult> {
-    const { repo, lock } = this.#o;
     const repoPath = this.#o.path ? `${this.#o.path}/${relPath}` : relPath;
-    return lock.run(async () => {
-      await repo.ensure().catch((err: unknown) => {
-        throw new UnavailableError(`git: the working clone is not usable: ${gitMessage(err)}`);
-      });
-      const before = await repo.head();
-      try {
-        await change();
-        const sha = await repo.commit([repoPath], sanitizeMessage(opts.message), userIdentity(opts.actor));
-        if (!sha) return { revision: before ?? undefined };
-        const { rebased } = await publish(repo, { sleep: this.#o.sleep, random: this.#o.random, attempts: this.#o.attempts });
-        const revision = (await repo.head()) ?? undefined;
-        this.#log.info({ path: repoPath, revision, rebased, message: opts.message }, 'git: pushed');
-        if (rebased) this.#o.onRemoteMoved?.();
-        return { revision };
-      } catch (err) {
-        await repo.resetTo(before).catch((e: unknown) => this.#log.error({ err: gitMessage(e) }, 'git: could not reset the clone'));
-        if (err instanceof UnavailableError || err instanceof ValidationError) throw err;
-        throw new UnavailableError(`git: could not record ${relPath}: ${gitMessage(err)}`);
-      }
+    return new Promise<WriteResult>((resolve, reject) => {
+      this.#pending.push({ relPath, repoPath, opts, change, resolve, reject });
+      this.#drain();
     });
+  }
+
+  #drain(): void {
+    if (this.#draining || this.#pending.length === 0) return;
+    this.#draining = true;
+    void this.#o.lock
+      .run(async () => {
+        while (this.#pending.length > 0) await this.#publishBatch(this.#pending.splice(0, MAX_BATCH));
+      })
+      .finally(() => {
+        this.#draining = false;
+        this.#drain();
+      });
+  }
+
+  async #publishBatch(batch: PendingWrite[]): Promise<void> {
+    const { repo } = this.#o;
+    try {
+      await repo.ensure();
+    } catch (err) {
+      const error = new UnavailableError(`git: the working clone is not usable: ${gitMessage(err)}`);
+      batch.forEach((w) => w.reject(error));
+      return;
+    }
+    const before = await repo.head();
+    const committed: PendingWrite[] = [];
+    const unchanged: PendingWrite[] = [];
+    for (const w of batch) {
+      const mark = await repo.head();
+      try {
+        await w.change();
+        const sha = await repo.commit([w.repoPath], sanitizeMessage(w.opts.message), userIdentity(w.opts.actor));
+        (sha ? committed : unchanged).push(w);
+      } catch (err) {
+        // Only this write failed (its file could not be written): undo it, keep the others.
+        await repo.resetTo(mark).catch((e: unknown) => this.#log.error({ err: gitMessage(e) }, 'git: could not reset the clone'));
+        w.reject(err instanceof UnavailableError || err instanceof ValidationError ? err : new UnavailableError(`git: could not record ${w.relPath}: ${gitMessage(err)}`));
+      }
+    }
+    if (committed.length === 0) {
+      unchanged.forEach((w) => w.resolve({ revision: before ?? undefined }));
+      return;
+    }
+    try {
+      const { rebased } = await publish(repo, { sleep: this.#o.sleep, random: this.#o.random, attempts: this.#o.attempts });
+      const revision = (await repo.head()) ?? undefined;
+      this.#log.info({ commits: committed.length, revision, rebased, message: committed.map((w) => w.opts.message).join('; ') }, 'git: pushed');
+      if (rebased) this.#o.onRemoteMoved?.();
+      [...committed, ...unchanged].forEach((w) => w.resolve({ revision }));
+    } catch (err) {
+      await repo.resetTo(before).catch((e: unknown) => this.#log.error({ err: gitMessage(e) }, 'git: could not reset the clone'));
+      const error = err instanceof UnavailableError ? err : new UnavailableError(`git: could not push: ${gitMessage(err)}`);
+      committed.forEach((w) => w.reject(error));
+      // Their content was never pushed either way: the reset took it back, so they must retry too.
+      unchanged.forEach((w) => w.reject(error));
+    }
   }
 }

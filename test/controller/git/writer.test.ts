@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { GitRepo } from '../../../controller/git/repo.ts';
 import { UnavailableError, ValidationError } from '../../../controller/errors.ts';
 import { formatIdentity, noreplyEmail, sanitizeName, userIdentity } from '../../../controller/git/identity.ts';
 import type { Manifest } from '../../../controller/types.ts';
@@ -47,6 +48,25 @@ describe('GitWriter: API writes as commits', () => {
     expect(git(remote.bare, 'log', '-1', '--format=%cn <%ce>', 'main')).toBe('bi-controller <bi-controller@users.noreply.bi-controller.local>');
     expect(outcome).toMatchObject({ key: 'CoreModel/retail', phase: 'Synced' });
     expect(t.rt.reconciler.status.get('CoreModel/retail')).toMatchObject({ lastAppliedRevision: sha, actor: 'U2026A00001' });
+  });
+
+  it('writes arriving together are one commit each, by their own authors, pushed together', async () => {
+    const pushes = vi.spyOn(GitRepo.prototype, 'push');
+    const before = remote.log().length;
+    const users = Array.from({ length: 6 }, (_, i) => ({ userId: `U2026A0000${i + 1}`, username: `user${i + 1}` }));
+    const outcomes = await Promise.all(
+      users.map((u, i) => t.rt.submit(`core-models/m${i}.yaml`, coreModel(`m${i}`) as unknown as Manifest, { actor: u, message: `create core model m${i}` })),
+    );
+    expect(outcomes.map((o) => o.phase)).toEqual(Array(6).fill('Synced'));
+    const log = remote.log().slice(0, 6);
+    expect(remote.log()).toHaveLength(before + 6);
+    expect(log.map((l) => l.split('|')[1]).sort()).toEqual(users.map((u) => `${u.username} <${u.userId}@users.noreply.bi-controller.local>`).sort());
+    for (const line of log) {
+      const [sha, , subject] = line.split('|');
+      expect(remote.files(sha)).toEqual([`manifests/core-models/${subject.replace('create core model ', '')}.yaml`]);
+    }
+    expect(pushes.mock.calls.length).toBeLessThan(6);
+    pushes.mockRestore();
   });
 
   it("the controller's own commit coming back from the remote is a no-op", async () => {
