@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { ROOT } from '../../controller/paths.ts';
 import { buildOpenApi } from '../openapi/document.ts';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const docsPage = readFileSync(join(here, '..', 'openapi', 'docs.html'), 'utf8');
-const version = (JSON.parse(readFileSync(join(here, '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
+
+const docsPage = readFileSync(join(ROOT, 'api', 'openapi', 'docs.html'), 'utf8');
+const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
 export default async function openapiRoutes(app: FastifyInstance): Promise<void> {
   const doc = buildOpenApi(app.runtime.schemas, version);

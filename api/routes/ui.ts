@@ -1,11 +1,11 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, extname, join, relative, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { extname, join, relative, sep } from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { ROOT } from '../../controller/paths.ts';
 
 /** The settings UI: static HTML/CSS/JS from api/ui, no build step, no third-party origin. */
 
-export const UI_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'ui');
+export const UI_DIR = join(ROOT, 'api', 'ui');
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

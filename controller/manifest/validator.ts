@@ -1,11 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { Ajv2020, type AnySchemaObject, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { ROOT } from '../paths.ts';
 import type { Manifest, Problem } from '../types.ts';
 
-export const SCHEMAS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'schemas');
+export const SCHEMAS_DIR = join(ROOT, 'schemas');
 
 /** Kind name → schema file stem. The envelope's `kind` enum lists the same names. */
 export const KIND_SCHEMAS: Record<string, string> = {

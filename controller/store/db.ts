@@ -1,13 +1,13 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { ROOT } from '../paths.ts';
 import { migrate, readMigrations } from './migrate.ts';
 import { cacheStatements } from './statement-cache.ts';
 
 export type Store = Database.Database;
 
-export const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
+export const MIGRATIONS_DIR = join(ROOT, 'controller', 'store', 'migrations');
 
 /**
  * Opens (creating if needed) the SQLite store: WAL, foreign keys on, a busy timeout so a
