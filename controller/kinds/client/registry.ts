@@ -107,19 +107,8 @@ export function listView(r: ClientRow): ListedClient {
 }
 
 /** The single read (spec 4.6): every single-read field of 2.2; a FAILED entry also says where it failed. */
-export interface ClientDetail {
-  clientId: string;
-  clientName: string;
+export interface ClientDetail extends ListedClient {
   description: string;
-  dbId: string | null;
-  modelId: string | null;
-  vdmId: string | null;
-  facadeId: string | null;
-  experimentIds: string[];
-  coreModelId: string | null;
-  status: ClientStatus;
-  onboardedBy: string | null;
-  onboardedDate: string;
   lastModifiedDate: string;
   isActive: boolean;
   isDeleted: boolean;
@@ -128,27 +117,12 @@ export interface ClientDetail {
 }
 
 export function detailView(r: ClientRow): ClientDetail {
-  const l = listView(r);
-  const detail: ClientDetail = {
-    clientId: l.clientId,
-    clientName: l.clientName,
+  return {
+    ...listView(r),
     description: r.description,
-    dbId: l.dbId,
-    modelId: l.modelId,
-    vdmId: l.vdmId,
-    facadeId: l.facadeId,
-    experimentIds: l.experimentIds,
-    coreModelId: l.coreModelId,
-    status: l.status,
-    onboardedBy: l.onboardedBy,
-    onboardedDate: l.onboardedDate,
     lastModifiedDate: r.last_modified_date,
     isActive: r.is_active === 1,
     isDeleted: r.is_deleted === 1,
+    ...(r.status === 'FAILED' ? { failedStep: r.failed_step ?? undefined, failureReason: r.failure_reason ?? undefined } : {}),
   };
-  if (r.status === 'FAILED') {
-    detail.failedStep = r.failed_step ?? undefined;
-    detail.failureReason = r.failure_reason ?? undefined;
-  }
-  return detail;
 }
