@@ -101,17 +101,10 @@ export interface StoredSection {
  * A stored dashboard as `GET /v1/sdk/dashboards/{facadeId}` shows it: the import payload with
  * every default applied and the IDs added, so the same JSON imports again.
  */
-export interface DashboardView {
+export interface DashboardView extends Omit<FacadeDefinition, 'mode'> {
   facadeId: string;
   name: string;
   description: string;
-  dataSource: DashboardSpec['dataSource'];
-  layout: DashboardSpec['layout'];
-  templateType?: string;
-  layoutTemplateName?: string;
-  category: string[];
-  tags: string[];
-  isPublic: boolean;
   sections: StoredSection[];
   createdBy: string | null;
   createdAt: string;
