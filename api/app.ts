@@ -18,6 +18,7 @@ export interface AppOptions {
 declare module 'fastify' {
   interface FastifyInstance {
     runtime: Runtime;
+    registeredRoutes: { method: string; url: string }[];
   }
 }
 
@@ -44,6 +45,12 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     ajv: { customOptions: { allErrors: true } },
   }) as unknown as FastifyInstance;
   app.decorate('runtime', opts.runtime);
+  // Every route as registered (method, path): the OpenAPI test checks each one is documented.
+  const registered: { method: string; url: string }[] = [];
+  app.decorate('registeredRoutes', registered);
+  app.addHook('onRoute', (r) => {
+    for (const method of [r.method].flat()) if (method !== 'HEAD') registered.push({ method, url: r.url });
+  });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
   // JSON.parse takes any depth, but recursive code after it (structuredClone, ajv, YAML) does

@@ -51,7 +51,10 @@ interface Op {
 function op(o: Op): Json {
   const security = o.auth === 'A' ? [{ apiKey: [] }, { bearer: [] }] : o.auth === 'S' ? [{ session: [], csrf: [] }] : [];
   const responses: Json = { [o.ok[0]]: json(o.ok[1] ?? { type: 'object' }, 'success') };
-  if (o.auth === 'A') responses[401] = json(keyError, 'missing, invalid or expired API key');
+  if (o.auth === 'A') {
+    responses[401] = json(keyError, 'missing, invalid or expired API key');
+    responses[429] = json({ type: 'object', properties: { error: { const: 'Rate limit exceeded' } } }, 'per-key request limit (Retry-After)');
+  }
   if (o.auth === 'S') {
     responses[401] = json(errorBody, 'Session required');
     responses[403] = json(errorBody, 'Invalid CSRF token, another user, or missing role');
@@ -114,9 +117,19 @@ export function buildOpenApi(schemas: SchemaRegistry, version: string): Json {
       get: op({ summary: "The caller's API keys, without secrets", auth: 'S', params: [userId], ok: [200] }),
     },
     '/v1/api-keys/{userId}/{keyId}': { delete: op({ summary: 'Revoke an API key (4.8)', auth: 'S', params: [userId, pathParam('keyId')], ok: [200], errors: { 404: errorBody } }) },
-    '/v1/auth/login': { post: op({ summary: 'Log in: session cookies and a CSRF token', auth: 'none', ok: [200], errors: { 401: errorBody, 429: errorBody } }) },
+    '/v1/auth/login': { post: op({ summary: 'Log in: session cookies and a CSRF token (429 with Retry-After past the login limit)', auth: 'none', ok: [200], errors: { 401: errorBody, 429: errorBody } }) },
     '/v1/auth/refresh': { post: op({ summary: 'Refresh the access token', auth: 'none', ok: [200], errors: { 401: errorBody } }) },
     '/v1/auth/logout': { post: op({ summary: 'Log out (server-side revocation)', auth: 'none', ok: [200] }) },
+    '/v1/auth/session': { get: op({ summary: 'Who is logged in (session)', auth: 'S', ok: [200] }) },
+    '/v1/settings/session/{userId}': { get: op({ summary: 'Settings UI: role, settings visibility, secret store state', auth: 'S', params: [userId], ok: [200] }) },
+    '/v1/bi/admin/core-models/{userId}': { get: op({ summary: 'Core models to inherit from (settings UI)', auth: 'S', params: [userId], ok: [200] }) },
+    '/v1/bi/admin/test-connection/{userId}': { post: op({ summary: 'Test Connection: really connects (PostgreSQL, Snowflake)', auth: 'S', params: [userId], ok: [200], errors: { 400: errorBody } }) },
+    '/v1/bi/admin/connections/{userId}': {
+      post: op({ summary: 'Write a Connection manifest, the password stored encrypted (secretRef)', auth: 'S', params: [userId], ok: [201], errors: { 400: errorBody, 409: errorBody, 422: errorBody } }),
+    },
+    '/v1/bi/admin/clients/{clientId}/audit/{userId}': {
+      get: op({ summary: "A client's onboarding audit and its manifest's reconcile status", auth: 'S', params: [pathParam('clientId'), userId], ok: [200], errors: { 404: errorBody } }),
+    },
     '/v1/reconciler/status': { get: op({ summary: 'Per-manifest reconcile status', auth: 'S', ok: [200] }) },
     '/v1/reconciler/sync': { post: op({ summary: 'Sync now', auth: 'S', ok: [200] }) },
     '/v1/reconciler/events': { get: op({ summary: 'Server-sent reconcile events', auth: 'S', ok: [200] }) },

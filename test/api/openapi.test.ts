@@ -23,6 +23,19 @@ describe('OpenAPI', () => {
     expect(JSON.stringify(doc)).not.toContain('https://bi.controller/schemas/');
   });
 
+  it('documents every route the app serves, and nothing it does not', async () => {
+    const doc = (await t.app.inject({ url: '/openapi.json' })).json() as { paths: Record<string, Record<string, unknown>> };
+    const documented = new Set(
+      Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ':$1')}`)),
+    );
+    // Not part of the API: the UI's pages and assets, the docs themselves.
+    const served = t.app.registeredRoutes
+      .filter((r) => !/^\/(ui|docs|openapi\.json|$)/.test(r.url) && r.url !== '/')
+      .map((r) => `${r.method} ${r.url}`);
+    expect(served.filter((r) => !documented.has(r))).toEqual([]);
+    expect([...documented].filter((d) => !served.includes(d))).toEqual([]);
+  });
+
   it('serves a readable docs page without third-party assets', async () => {
     const res = await t.app.inject({ url: '/docs' });
     expect(res.statusCode).toBe(200);
