@@ -10,6 +10,8 @@ export interface Config {
   dataDir: string;
   bodyLimit: number;
   logLevel: string;
+  /** Behind a TLS-terminating proxy: trust X-Forwarded-* (session cookies get `Secure`). */
+  trustProxy: boolean;
   adminUser?: string;
   adminPassword?: string;
   secretKey?: string;
@@ -62,6 +64,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     dataDir: resolve(dbPath, '..'),
     bodyLimit: num(env.BI_BODY_LIMIT, 1024 * 1024),
     logLevel: env.BI_LOG_LEVEL || 'info',
+    trustProxy: /^(1|true|yes)$/i.test(env.BI_TRUST_PROXY ?? ''),
     adminUser: env.BI_ADMIN_USER || undefined,
     adminPassword: env.BI_ADMIN_PASSWORD || undefined,
     secretKey: env.BI_SECRET_KEY || undefined,
