@@ -76,6 +76,8 @@ export interface Applier<S = Record<string, unknown>> {
   prune(ctx: PruneContext): void;
   /** Written in its own transaction after a failed apply was rolled back (an audit entry). */
   recordFailure?(ctx: FailureContext<S>): void;
+  /** Rules beyond the JSON Schema that need no store; run before apply and by `bictl validate`. */
+  lint?(manifest: Manifest<S>): Problem[];
   /** Checks that need the store (references); run before apply and by dry runs. */
   check?(db: Database, manifest: Manifest<S>): Problem[];
 }

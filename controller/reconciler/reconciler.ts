@@ -492,7 +492,8 @@ export class Reconciler extends EventEmitter implements SourceSink {
     const previous = row && isLive(row) ? row.resourceIds : undefined;
     try {
       if (!applier) throw new StepError('apply', `no applier for kind ${manifest.kind}`);
-      const problems = applier.check?.(this.#db, manifest) ?? [];
+      const problems = applier.lint?.(manifest) ?? [];
+      if (problems.length === 0) problems.push(...(applier.check?.(this.#db, manifest) ?? []));
       if (problems.length) throw new StepError('validate', problems.map(formatProblem).join('; '));
       const refs = this.#db.transaction(() =>
         applier.apply({

@@ -1,14 +1,19 @@
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { formatProblem } from '../../errors.ts';
+import { defaultAppliers } from '../../kinds/index.ts';
 import { MAX_MANIFEST_BYTES, parseManifest } from '../../manifest/loader.ts';
 import { SchemaRegistry } from '../../manifest/validator.ts';
 import { listManifestPaths } from '../../sources/list.ts';
 import type { CommandContext } from '../main.ts';
 
-/** Validates every manifest under `dir` with the controller's own schemas; one line per problem. */
+/**
+ * Validates every manifest under `dir` the way the controller would before applying it: the
+ * JSON Schemas, then each kind's rules that need no store. One line per problem.
+ */
 export async function validateDir(dir: string): Promise<{ files: number; problems: string[] }> {
   const schemas = new SchemaRegistry();
+  const appliers = new Map(defaultAppliers().map((a) => [a.kind, a]));
   const paths = await listManifestPaths(dir);
   const problems: string[] = [];
   const owners = new Map<string, string>();
@@ -23,6 +28,8 @@ export async function validateDir(dir: string): Promise<{ files: number; problem
       for (const p of r.problems) problems.push(`${path}: ${formatProblem(p)}`);
       continue;
     }
+    const lint = appliers.get(r.manifest.kind)?.lint?.(r.manifest) ?? [];
+    for (const p of lint) problems.push(`${path}: ${formatProblem(p)}`);
     const other = owners.get(r.key);
     if (other) problems.push(`${path}: ${r.key} is already defined in ${other}`);
     else owners.set(r.key, path);

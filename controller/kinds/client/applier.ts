@@ -33,6 +33,7 @@ export function createClientApplier(opts: ClientApplierOptions = {}): Applier<Cl
   return {
     kind: 'Client',
     order: 1,
+    lint: (manifest) => clientRules(manifest.spec),
     check: checkClient,
     apply(ctx) {
       return applyClient(ctx, stepRunner(ctx, failAt()));
@@ -66,7 +67,7 @@ const keyOf = (m: Manifest): string => `Client/${m.metadata.name}`;
 /** Store-dependent checks before apply: a clientId that another manifest onboarded stays its. */
 export function checkClient(db: Database, manifest: Manifest<ClientSpec>): Problem[] {
   const spec = manifest.spec;
-  const problems = clientRules(spec);
+  const problems: Problem[] = [];
   const clientId = normalizeClientId(spec.clientId);
   const row = readClient(db, clientId);
   if (row && row.status === 'ACTIVE' && row.manifest_key !== keyOf(manifest)) {

@@ -1,7 +1,7 @@
 import type { Applier, ApplyContext, PruneContext } from '../../types.ts';
 import { fromJson, toJson } from '../json.ts';
 import { buildSections, type NormalizedChart, type PreviousSection } from './charts.ts';
-import { checkDashboard, isSimpleMode, normalizeTags, sectionsOf, type DashboardSpec } from './spec.ts';
+import { checkDashboardReferences, validateDashboard, isSimpleMode, normalizeTags, sectionsOf, type DashboardSpec } from './spec.ts';
 import { dashboardStatements, type FacadeDefinition } from './store.ts';
 
 /** `facades.definition` of a spec: everything the facade row has no column for. */
@@ -27,8 +27,11 @@ export function facadeDefinition(spec: DashboardSpec): FacadeDefinition {
 export const dashboardApplier: Applier<DashboardSpec> = {
   kind: 'Dashboard',
   order: 2,
+  lint(manifest) {
+    return validateDashboard(manifest.spec, undefined, 'spec');
+  },
   check(db, manifest) {
-    return checkDashboard(db, manifest.spec, 'spec');
+    return checkDashboardReferences(db, manifest.spec, 'spec');
   },
   apply(ctx: ApplyContext<DashboardSpec>) {
     const { db, manifest, key } = ctx;

@@ -84,8 +84,3 @@ export function normalizeTags(tags: readonly string[] | undefined): string[] {
   return [...new Set((tags ?? []).filter((t) => t !== IMPORT_TAG)), IMPORT_TAG];
 }
 
-/** Everything a payload must pass before it is applied: the semantic rules, then the store references. */
-export function checkDashboard(db: Database, spec: DashboardSpec, prefix = ''): Problem[] {
-  const semantic = validateDashboard(spec, undefined, prefix);
-  return semantic.length > 0 ? semantic : checkDashboardReferences(db, spec, prefix);
-}

@@ -32,7 +32,7 @@ function pipelineColumns(spec: PipelineSpec, key: string): Columns {
 export const pipelineApplier: Applier<PipelineSpec> = {
   kind: 'Pipeline',
   order: 2,
-  check(_db, manifest) {
+  lint(manifest) {
     return semanticProblems(manifest.spec, 'spec');
   },
   apply(ctx: ApplyContext<PipelineSpec>) {

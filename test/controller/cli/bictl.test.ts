@@ -41,6 +41,26 @@ describe('bictl', () => {
     ]);
   });
 
+  it('validate also runs each kind’s rules that need no store (what a schema cannot say)', async () => {
+    put('p.yaml', manifest('Pipeline', 'p', {
+      name: 'P',
+      source: { connectionId: 'D2026A00001', type: 'api' },
+      destination: { connectionId: 'D2026A00001' },
+      steps: [{ type: 'validate', config: { rules: [{ field: 'code', rule: 'regex', params: { pattern: '([' } }] } }],
+    }));
+    put('d.yaml', manifest('Dashboard', 'd', {
+      name: 'D',
+      dataSource: { dbId: 'D2026A00001' },
+      charts: [{ title: 'A', type: 'bar', measures: ['x'], dimensions: ['y'], drillDown: 'Nope' }],
+    }));
+    const r = await runCli(['validate', manifests]);
+    expect(r.code).toBe(1);
+    const lines = r.err.split('\n');
+    expect(lines.some((l) => l.startsWith('d.yaml: spec.charts[0].drillDown'))).toBe(true);
+    expect(lines.some((l) => l.startsWith('p.yaml: spec.steps[0].config.rules[0].params.pattern'))).toBe(true);
+    expect(lines.at(-1)).toBe('2 problem(s) in 2 file(s)');
+  });
+
   it('diff shows the plan, sync applies it, and a second diff has nothing to do', async () => {
     put('a.yaml', manifest('CoreModel', 'a', { name: 'A' }));
     put('c.yaml', manifest('Connection', 'c', { name: 'C' }));
