@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { readClient } from '../../controller/kinds/client/registry.ts';
 import { readDashboard } from '../../controller/kinds/dashboard/store.ts';
 import { NotFoundError } from '../../controller/errors.ts';
 import { requireApiKey } from '../auth/guards.ts';
@@ -11,9 +12,7 @@ export default async function routes(app: FastifyInstance): Promise<void> {
     const scope = req.principal?.clientScope;
     const allowed =
       view !== undefined &&
-      (!scope ||
-        (app.runtime.db.prepare('SELECT connection_id FROM clients WHERE client_id = ?').get(scope) as { connection_id: string | null } | undefined)
-          ?.connection_id === view.dataSource.dbId);
+      (!scope || readClient(app.runtime.db, scope)?.connection_id === view.dataSource.dbId);
     if (!view || !allowed) throw new NotFoundError(`Dashboard ${facadeId} not found`);
     return { success: true, dashboard: view };
   });

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isDryRun } from '../query.ts';
 import { DashboardImporter, type ImportCaller } from '../../controller/kinds/dashboard/import.ts';
 import { requireApiKey, requireSession } from '../auth/guards.ts';
 import type { Principal } from '../auth/types.ts';
@@ -7,11 +8,6 @@ function callerOf(principal: Principal | undefined): ImportCaller {
   if (!principal) throw new Error('route reached without a principal');
   return { userId: principal.userId, username: principal.username, clientScope: principal.clientScope };
 }
-
-const isDryRun = (req: FastifyRequest): boolean => {
-  const v = (req.query as Record<string, unknown> | undefined)?.dryRun;
-  return v === 'true' || v === '1';
-};
 
 /** Spec 4.2 and 4.3: dashboard import, by API key or by browser session. */
 export default async function routes(app: FastifyInstance): Promise<void> {

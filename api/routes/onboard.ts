@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isDryRun } from '../query.ts';
 import { clientApplier } from '../../controller/kinds/client/applier.ts';
 import { planOnboarding } from '../../controller/kinds/client/plan.ts';
 import { onboardView, readClient, type OnboardedClient } from '../../controller/kinds/client/registry.ts';
@@ -21,11 +22,6 @@ export const clientManifestPath = (clientId: string): string => `clients/${clien
 export default async function onboardRoutes(app: FastifyInstance): Promise<void> {
   app.post('/v1/sdk/client/onboard', { preHandler: requireApiKey(app) }, (req, reply) => onboard(app, req, reply));
   app.post('/v1/sdk/client/onboard/:userId', { preHandler: requireSession(app, { role: 'admin' }) }, (req, reply) => onboard(app, req, reply));
-}
-
-function isDryRun(req: FastifyRequest): boolean {
-  const v = (req.query as Record<string, unknown> | undefined)?.dryRun;
-  return v === 'true' || v === '1' || v === '';
 }
 
 async function onboard(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply): Promise<void> {

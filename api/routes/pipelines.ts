@@ -1,62 +1,26 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isDryRun } from '../query.ts';
 import { UnavailableError } from '../../controller/errors.ts';
 import { resolveSteps } from '../../controller/kinds/pipeline/normalize.ts';
 import { nextRunAt } from '../../controller/kinds/pipeline/schedule.ts';
 import { readPipeline } from '../../controller/kinds/pipeline/store.ts';
 import { validatePipelinePayload } from '../../controller/kinds/pipeline/validate.ts';
 import type { Manifest } from '../../controller/types.ts';
+import { ManifestNames } from '../../controller/writers/names.ts';
 import { slugify } from '../../controller/writers/paths.ts';
 import { requireApiKey, requireSession } from '../auth/guards.ts';
 import { clientMessage, statusOf } from '../errors.ts';
 
 const DIR = 'pipelines';
-const NAME_LOCK = 'Pipeline/<import names>';
-
-/**
- * Manifest names chosen for imports still being written and reconciled: two imports of the same
- * name at once must not pick the same file. Chosen under the runtime's lock, held in here until
- * the import is done.
- */
-class NameReservations {
-  readonly #taken = new Set<string>();
-
-  async reserve(app: FastifyInstance, base: string): Promise<string> {
-    return app.runtime.locks.run(NAME_LOCK, async () => {
-      for (let n = 1; ; n++) {
-        const name = n === 1 ? base : `${base}-${n}`;
-        if (!this.#taken.has(name) && !(await inUse(app, name))) {
-          this.#taken.add(name);
-          return name;
-        }
-      }
-    });
-  }
-
-  release(name: string): void {
-    this.#taken.delete(name);
-  }
-}
-
-/** A name is in use when its file exists or a manifest anywhere defines `Pipeline/<name>`. */
-async function inUse(app: FastifyInstance, name: string): Promise<boolean> {
-  const row = app.runtime.reconciler.status.get(`Pipeline/${name}`);
-  if (row && row.phase !== 'Pruned') return true;
-  return app.runtime.writer.exists(`${DIR}/${name}.yaml`);
-}
-
 /** Base of the manifest name: the slug of the display name, short enough for a `-<n>` suffix. */
 function baseName(displayName: string): string {
   return slugify(displayName, 'pipeline').slice(0, 100);
 }
 
-function isDryRun(req: FastifyRequest): boolean {
-  const v = (req.query as Record<string, unknown> | undefined)?.dryRun;
-  return v === 'true' || v === '1';
-}
-
 /** Pipeline import (spec 4.4, its session variant) and the stored pipeline (DESIGN.md). */
 export default async function pipelineRoutes(app: FastifyInstance): Promise<void> {
-  const names = new NameReservations();
+  const rt = app.runtime;
+  const names = new ManifestNames({ kind: 'Pipeline', dir: DIR, locks: rt.locks, status: rt.reconciler.status, writer: rt.writer });
 
   // Pipeline endpoints answer failures as {success:false, message} (spec 4.4), not `error`.
   app.setErrorHandler((err: FastifyError, req, reply) => {
@@ -92,9 +56,11 @@ export default async function pipelineRoutes(app: FastifyInstance): Promise<void
       });
     }
 
-    const name = await names.reserve(app, baseName(spec.name));
+    const base = baseName(spec.name);
+    const name = await names.reserve(base);
+    let freed = false;
     try {
-      const relPath = `${DIR}/${name}.yaml`;
+      const relPath = names.relPath(name);
       const write = { actor: { userId: principal.userId, username: principal.username }, message: `import pipeline ${spec.name}` };
       // The manifest keeps the payload as sent: defaults are applied again on every load.
       const manifest: Manifest = { apiVersion: 'bi.controller/v1', kind: 'Pipeline', metadata: { name }, spec: req.body as Record<string, unknown> };
@@ -103,6 +69,7 @@ export default async function pipelineRoutes(app: FastifyInstance): Promise<void
       const view = outcome.phase === 'Synced' && typeof pipelineId === 'string' ? readPipeline(app.runtime.db, pipelineId, app.runtime.clock()) : undefined;
       if (!view) {
         await app.runtime.withdraw(relPath, { ...write, message: `withdraw pipeline ${spec.name}: ${outcome.message}` });
+        freed = true;
         return reply.status(outcome.phase === 'Invalid' ? 400 : 422).send({ success: false, message: outcome.message || `pipeline ${spec.name} was not applied` });
       }
       return reply.status(201).send({
@@ -116,7 +83,7 @@ export default async function pipelineRoutes(app: FastifyInstance): Promise<void
         },
       });
     } finally {
-      names.release(name);
+      names.release(base, name, freed);
     }
   }
 

@@ -415,7 +415,7 @@ export class Reconciler extends EventEmitter implements SourceSink {
       keys.forEach((k) => this.status.delete(k));
       return;
     }
-    const live = this.status.list().filter(isLive).length;
+    const live = this.status.countLive();
     if (!meta.allowMassPrune && candidates.length > 1 && candidates.length > live * this.#massPruneRatio) {
       this.#pruneBlocked = { keys: candidates.map((c) => c.key), live, at: this.#clock().toISOString() };
       report.pruneBlocked = this.#pruneBlocked;

@@ -58,6 +58,7 @@ export class StatusStore {
   readonly #byPath: Statement;
   readonly #upsert: Statement;
   readonly #delete: Statement;
+  readonly #countLive: Statement;
   readonly #db: Database;
 
   constructor(db: Database) {
@@ -73,6 +74,7 @@ export class StatusStore {
         resource_ids = @resource_ids, applied_revision = @applied_revision, attempted_revision = @attempted_revision,
         actor = @actor, last_transition_at = @last_transition_at, updated_at = @updated_at`);
     this.#delete = db.prepare('DELETE FROM manifests WHERE key = ?');
+    this.#countLive = db.prepare("SELECT COUNT(*) FROM manifests WHERE phase <> 'Pruned' AND spec_hash IS NOT NULL");
   }
 
   get(key: string): StatusRecord | undefined {
@@ -144,6 +146,11 @@ export class StatusStore {
     }
     const sql = `SELECT * FROM manifests ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY kind, name`;
     return (this.#db.prepare(sql).all(...args) as Row[]).map(fromRow);
+  }
+
+  /** How many objects a prune could remove: applied at least once and not pruned (see isLive). */
+  countLive(): number {
+    return this.#countLive.pluck().get() as number;
   }
 
   /** path → (key, hash, phase) of every live row: one query for a whole no-op resync. */

@@ -91,7 +91,11 @@ export interface TestApp extends TestRuntime {
 /** The HTTP app on a test runtime; drive it with `app.inject()`. */
 export async function makeTestApp(opts: Partial<RuntimeOptions> & { dir?: string } = {}): Promise<TestApp> {
   const t = await makeTestRuntime(opts);
-  const app = await buildApp({ runtime: t.rt });
+  return withApp(t, await buildApp({ runtime: t.rt }));
+}
+
+/** A test runtime plus an app built on it; closing closes both. */
+export async function withApp(t: TestRuntime, app: FastifyInstance): Promise<TestApp> {
   await app.ready();
   return {
     ...t,

@@ -44,9 +44,9 @@ export class RegistrySearch {
   readonly #recent = new Map<string, number[]>();
 
   constructor(opts: { db: Database; budgetMs?: number }) {
-    this.#generation = opts.db.prepare("SELECT value FROM counters WHERE name = 'clients.generation'").pluck();
+    this.#generation = opts.db.prepare("SELECT value FROM counters WHERE name = 'clients.generation'");
     // In listing order, so matches come out sorted and a page is a slice.
-    this.#load = opts.db.prepare('SELECT rowid, client_id, client_name, status FROM clients ORDER BY onboarded_date DESC, client_id').raw();
+    this.#load = opts.db.prepare('SELECT rowid, client_id, client_name, status FROM clients ORDER BY onboarded_date DESC, client_id');
     this.#budgetMs = opts.budgetMs ?? SEARCH_BUDGET_MS;
   }
 
@@ -92,10 +92,11 @@ export class RegistrySearch {
   }
 
   #current(): Corpus {
-    const generation = Number(this.#generation.get() ?? 0);
+    // Modes are set at use: the store hands out one shared statement per SQL text (statement-cache.ts).
+    const generation = Number(this.#generation.pluck().get() ?? 0);
     if (this.#corpus?.generation === generation) return this.#corpus;
     this.#recent.clear();
-    const rows = this.#load.all() as [number, string, string, string][];
+    const rows = this.#load.raw().all() as [number, string, string, string][];
     this.#corpus = {
       generation,
       rowids: rows.map((r) => r[0]),

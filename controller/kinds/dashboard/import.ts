@@ -1,7 +1,8 @@
 import { ForbiddenError, StepError, ValidationError } from '../../errors.ts';
-import { isLive } from '../../reconciler/status.ts';
 import type { Runtime } from '../../runtime.ts';
 import type { Manifest, Problem } from '../../types.ts';
+import { ManifestNames } from '../../writers/names.ts';
+import { readClient } from '../client/registry.ts';
 import { slugify } from '../../writers/paths.ts';
 import { buildSections } from './charts.ts';
 import { CHARTS_REQUIRED, checkDashboardReferences, sectionsOf, validateDashboard, type DashboardSpec } from './spec.ts';
@@ -53,12 +54,12 @@ export function invalid(problems: Problem[]): ValidationError {
  */
 export class DashboardImporter {
   readonly #rt: Runtime;
-  readonly #reserved = new Set<string>();
-  /** Per slug, the suffix to try first: repeated names cost one file check, not one per earlier copy. */
-  readonly #nextSuffix = new Map<string, number>();
+  readonly #names: ManifestNames;
 
   constructor(opts: { runtime: Runtime }) {
     this.#rt = opts.runtime;
+    const rt = opts.runtime;
+    this.#names = new ManifestNames({ kind: 'Dashboard', dir: DASHBOARDS_DIR, locks: rt.locks, status: rt.reconciler.status, writer: rt.writer });
   }
 
   /** Validates `body` and returns the spec with its defaults, or throws ValidationError / ForbiddenError. */
@@ -77,24 +78,25 @@ export class DashboardImporter {
   /** What an import would create, writing nothing. */
   async plan(body: unknown, caller: ImportCaller): Promise<ImportPlan> {
     const spec = this.check(body, caller);
-    const name = await this.#freeName(slugify(spec.name, 'dashboard'), false);
+    const name = await this.#names.peek(slugify(spec.name, 'dashboard'));
     const sections = buildSections(sectionsOf(spec)).map((s) => ({ ...s, experimentId: NEW_ID }));
-    return { dryRun: true, manifest: `${DASHBOARDS_DIR}/${name}.yaml`, facadeId: NEW_ID, experiments: importSummary(sections) };
+    return { dryRun: true, manifest: this.#names.relPath(name), facadeId: NEW_ID, experiments: importSummary(sections) };
   }
 
   async import(body: unknown, caller: ImportCaller): Promise<ImportResult> {
     this.check(body, caller);
     const spec = body as Rec & { name: string };
     const base = slugify(spec.name, 'dashboard');
-    const name = await this.#rt.locks.run('Dashboard/new', () => this.#freeName(base, true));
-    const relPath = `${DASHBOARDS_DIR}/${name}.yaml`;
+    const name = await this.#names.reserve(base);
+    const relPath = this.#names.relPath(name);
+    let freed = false;
     const manifest: Manifest = { apiVersion: 'bi.controller/v1', kind: 'Dashboard', metadata: { name }, spec };
     const opts = { actor: { userId: caller.userId, username: caller.username }, message: `import dashboard ${spec.name}` };
     try {
       const outcome = await this.#rt.submit(relPath, manifest, opts);
       if (outcome.phase !== 'Synced') {
         await this.#rt.withdraw(relPath, { ...opts, message: `withdraw dashboard ${spec.name}: ${outcome.message}` });
-        this.#nextSuffix.delete(base); // the name is free again
+        freed = true;
         if (outcome.phase === 'Invalid') throw new ValidationError([], outcome.message);
         throw new StepError(outcome.step ?? 'apply', outcome.message.replace(/^[^:]+: /, ''));
       }
@@ -103,33 +105,14 @@ export class DashboardImporter {
       if (!view) throw new StepError('apply', `facade ${facadeId} was not stored`);
       return { facadeId, experiments: importSummary(view.sections) };
     } finally {
-      this.#reserved.delete(name);
+      this.#names.release(base, name, freed);
     }
   }
 
   #assertTenant(spec: DashboardSpec, caller: ImportCaller): void {
     if (!caller.clientScope) return;
-    const row = this.#rt.db.prepare('SELECT connection_id FROM clients WHERE client_id = ?').get(caller.clientScope) as
-      | { connection_id: string | null }
-      | undefined;
-    if (row?.connection_id !== spec.dataSource.dbId) {
+    if (readClient(this.#rt.db, caller.clientScope)?.connection_id !== spec.dataSource.dbId) {
       throw new ForbiddenError(`API key is scoped to client ${caller.clientScope}: dataSource.dbId must be that client's connection`);
-    }
-  }
-
-  /** The first of `base`, `base-2`, `base-3`, … that no file, live object or running import holds. */
-  async #freeName(base: string, reserve: boolean): Promise<string> {
-    for (let n = this.#nextSuffix.get(base) ?? 1; ; n++) {
-      const name = n === 1 ? base : `${base.slice(0, 120)}-${n}`;
-      if (this.#reserved.has(name)) continue;
-      const status = this.#rt.reconciler.status.get(`Dashboard/${name}`);
-      if (status && isLive(status)) continue;
-      if (await this.#rt.writer.exists(`${DASHBOARDS_DIR}/${name}.yaml`)) continue;
-      if (reserve) {
-        this.#reserved.add(name);
-        this.#nextSuffix.set(base, n + 1);
-      }
-      return name;
     }
   }
 }

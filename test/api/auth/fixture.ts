@@ -3,7 +3,7 @@ import { requireApiKey, requireSession } from '../../../api/auth/guards.ts';
 import { installAuth } from '../../../controller/auth/runtime-auth.ts';
 import type { AuthSettings } from '../../../controller/auth/service.ts';
 import type { Logger } from '../../../controller/log.ts';
-import { makeTestRuntime, type TestApp, type TestRuntime } from '../../helpers/runtime.ts';
+import { makeTestRuntime, withApp, type TestApp, type TestRuntime } from '../../helpers/runtime.ts';
 
 /**
  * The real app plus probe routes behind each guard, so the guards are tested through HTTP
@@ -28,13 +28,5 @@ export async function makeAuthApp(
     scope.get('/probe/admin/:userId', { preHandler: requireSession(scope, { role: 'admin' }) }, echo);
     scope.get('/probe/nocsrf/:userId', { preHandler: requireSession(scope, { csrf: false }) }, echo);
   });
-  await app.ready();
-  return {
-    ...t,
-    app,
-    close: async () => {
-      await app.close();
-      await t.close();
-    },
-  };
+  return withApp(t, app);
 }
