@@ -1,0 +1,115 @@
+/**
+ * The contract between the pipeline engine (steps over a stream of row batches, sources, loads)
+ * and the run lifecycle (run records, dispatch, cancel, schedules, routes). Both sides build
+ * against this file; neither changes it without the other.
+ */
+import type { PipelineDestination, PipelineSource, StepConfig, StepType } from '../kinds/pipeline/types.ts';
+
+/** One row as it flows between steps: field name → value (string, number, boolean, null, Date). */
+export type Row = Record<string, unknown>;
+
+/** Rows in source order; a step sees batches, never the whole table. */
+export type Batch = Row[];
+
+export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+export type StepStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'skipped';
+export type RunTrigger = 'api' | 'schedule' | 'cli';
+
+/** A step of a run as DESIGN.md's `run.steps[]` shows it. */
+export interface StepProgress {
+  stepId: string;
+  type: StepType;
+  name: string;
+  status: StepStatus;
+  rowsIn: number;
+  rowsOut: number;
+  rowsRejected: number;
+  durationMs: number;
+  message: string | null;
+  /** Reconcile steps: the result of each check (`compareRowCounts`, `checkFieldCompleteness`, `screenMapEnabled`). */
+  checks?: Record<string, unknown>;
+}
+
+/** A row a step refused, with every reason (DESIGN: rejects are `{step, row, reasons}`). */
+export interface RejectedRow {
+  /** The refusing step's ID (`step-<digits>-<index>`). */
+  step: string;
+  row: Row;
+  reasons: string[];
+}
+
+export type LogLevel = 'info' | 'warn' | 'error';
+
+/** What the engine reports while it runs; the run lifecycle records it. Hooks never throw into the engine. */
+export interface RunHooks {
+  /** Every status change of a step, and its counts at least once per batch. */
+  onStep(progress: StepProgress): void;
+  /** Every rejected row (the recorder keeps the first 1,000 per run). */
+  onReject(rejected: RejectedRow): void;
+  onLog(level: LogLevel, message: string): void;
+}
+
+/** A connection with its credential resolved (from `passwordEnv` or the encrypted `secretRef`), never from the pipeline. */
+export interface ResolvedConnection {
+  connectionId: string;
+  vendor: 'POSTGRESQL' | 'SNOWFLAKE';
+  host?: string;
+  port?: number;
+  database?: string;
+  schema?: string;
+  username?: string;
+  password?: string;
+  accountUrl?: string;
+  warehouse?: string;
+}
+
+export interface ConnectionResolver {
+  /** Throws when the connection does not exist or the run's tenant may not use it. */
+  resolve(connectionId: string): ResolvedConnection;
+}
+
+/** Where a pipeline may connect (DESIGN: never the controller's own address, never 169.254.0.0/16; `BI_PIPELINE_EGRESS` allow-list when set). */
+export interface EgressPolicy {
+  /** Throws a clear Error when `host:port` may not be reached. Called before every outbound connection. */
+  check(host: string, port: number): Promise<void>;
+}
+
+/** A stored step with its ID, as `readPipeline` answers it (config inherited from source/destination). */
+export interface RunStep {
+  id: string;
+  type: StepType;
+  name: string;
+  config: StepConfig;
+}
+
+export interface EngineInput {
+  runId: string;
+  pipelineId: string;
+  source: PipelineSource;
+  destination: PipelineDestination;
+  /** In order, the generated source step first. */
+  steps: RunStep[];
+  connections: ConnectionResolver;
+  egress: EgressPolicy;
+  /** `BI_PIPELINE_FILES_DIR`: file sources read only below it. */
+  filesDir: string;
+  /** Aborted on cancel: the engine stops, rolls back any open load and answers `cancelled`. */
+  signal: AbortSignal;
+  hooks: RunHooks;
+  now: () => Date;
+}
+
+export interface EngineResult {
+  status: 'succeeded' | 'failed' | 'cancelled';
+  rowsRead: number;
+  rowsWritten: number;
+  rowsRejected: number;
+  /** Why a run failed (names the step and the cause), null otherwise. */
+  error: string | null;
+  steps: StepProgress[];
+}
+
+/** Runs one pipeline once. Never throws: every failure is an `EngineResult` with `status: 'failed'`. */
+export interface PipelineEngine {
+  run(input: EngineInput): Promise<EngineResult>;
+}
