@@ -1,8 +1,14 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import fastJson from 'fast-json-stringify';
+import { ROOT } from '../controller/paths.ts';
 import type { Logger } from '../controller/log.ts';
 import type { Runtime } from '../controller/runtime.ts';
 import { ValidationError } from '../controller/errors.ts';
 import { errorHandler, notFoundHandler } from './errors.ts';
+import { externalSchemas, swaggerOptions } from './openapi/document.ts';
 import { routes } from './routes/index.ts';
 
 export interface AppOptions {
@@ -60,9 +66,19 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       throw new ValidationError([{ path: 'body', message: `is nested deeper than ${MAX_BODY_DEPTH} levels` }]);
     }
   });
+  // Route schemas document requests; they do not validate them. Validation stays with the
+  // SchemaRegistry inside the handlers, after the auth guard (401 before 400) and with the
+  // spec's texts (e.g. `Validation failed: clientId is required`).
+  app.setValidatorCompiler(() => () => true);
+  // Response schemas serialize: a field a schema does not declare is never sent.
+  const externals = externalSchemas(opts.runtime.schemas);
+  app.setSerializerCompiler(({ schema }) => fastJson(schema as fastJson.Schema, { schema: externals as unknown as Record<string, fastJson.Schema> }));
+  await app.register(swagger, swaggerOptions(opts.runtime.schemas, VERSION));
   for (const plugin of routes) await app.register(plugin);
   return app;
 }
+
+const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
 export const MAX_BODY_DEPTH = 64;
 

@@ -4,6 +4,7 @@ import { ForbiddenError, NotFoundError, ValidationError } from '../../controller
 import type { Problem } from '../../controller/types.ts';
 import { requireSession } from '../auth/guards.ts';
 import type { Principal } from '../auth/types.ts';
+import { apiKeySchemas } from '../schemas/auth.ts';
 
 const CLIENT_ID = /^[A-Z0-9][A-Z0-9_-]{0,63}$/;
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
@@ -57,7 +58,7 @@ function caller(principal: Principal | undefined): Principal {
 export default async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
   const session = requireSession(app);
 
-  app.post<{ Params: { userId: string } }>('/v1/api-keys/:userId', { preHandler: session }, async (req, reply) => {
+  app.post<{ Params: { userId: string } }>('/v1/api-keys/:userId', { preHandler: session, schema: apiKeySchemas.create }, async (req, reply) => {
     const me = caller(req.principal);
     const auth = authFor(app.runtime);
     const body = parseCreateKey(req.body, app.runtime.clock());
@@ -71,7 +72,7 @@ export default async function apiKeyRoutes(app: FastifyInstance): Promise<void> 
     return reply.status(201).send({ success: true, keyId: key.keyId, keyPrefix: key.keyPrefix, label: key.label, apiKey: key.apiKey });
   });
 
-  app.delete<{ Params: { userId: string; keyId: string } }>('/v1/api-keys/:userId/:keyId', { preHandler: session }, async (req) => {
+  app.delete<{ Params: { userId: string; keyId: string } }>('/v1/api-keys/:userId/:keyId', { preHandler: session, schema: apiKeySchemas.revoke }, async (req) => {
     const me = caller(req.principal);
     const auth = authFor(app.runtime);
     const key = auth.keys.get(req.params.keyId);
@@ -81,7 +82,7 @@ export default async function apiKeyRoutes(app: FastifyInstance): Promise<void> 
     return { success: true, keyId: key.keyId, revoked: true };
   });
 
-  app.get<{ Params: { userId: string } }>('/v1/api-keys/:userId', { preHandler: session }, async (req) => {
+  app.get<{ Params: { userId: string } }>('/v1/api-keys/:userId', { preHandler: session, schema: apiKeySchemas.list }, async (req) => {
     const me = caller(req.principal);
     return { success: true, keys: authFor(app.runtime).listKeys(me.userId) };
   });

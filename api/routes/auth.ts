@@ -5,6 +5,7 @@ import { ValidationError } from '../../controller/errors.ts';
 import type { Problem } from '../../controller/types.ts';
 import { ACCESS_COOKIE, REFRESH_COOKIE, REFRESH_PATH, SESSION_COOKIE, isHttps, readCookie, serializeCookie, setCookies } from '../auth/cookies.ts';
 import { requireSession } from '../auth/guards.ts';
+import { authSchemas } from '../schemas/auth.ts';
 
 const INVALID_LOGIN = { success: false, error: 'Invalid username or password' } as const;
 const SESSION_REQUIRED = { success: false, error: 'Session required' } as const;
@@ -49,7 +50,7 @@ function clearCookies(req: FastifyRequest, reply: FastifyReply): void {
  * refresh (rotates ATN, RTN and the CSRF token), logout (revoked in the store).
  */
 export default async function authRoutes(app: FastifyInstance): Promise<void> {
-  app.post('/v1/auth/login', async (req, reply) => {
+  app.post('/v1/auth/login', { schema: authSchemas.login }, async (req, reply) => {
     const { username, password } = loginBody(req.body);
     const result = await authFor(app.runtime).login(username, password, req.ip);
     if (!result.ok) {
@@ -67,7 +68,7 @@ export default async function authRoutes(app: FastifyInstance): Promise<void> {
     return { success: true, userId: result.user.userId, csrfToken: result.tokens.csrfToken };
   });
 
-  app.post('/v1/auth/refresh', async (req, reply) => {
+  app.post('/v1/auth/refresh', { schema: authSchemas.refresh }, async (req, reply) => {
     const refreshToken = readCookie(req, REFRESH_COOKIE);
     const result = refreshToken ? authFor(app.runtime).sessions.refresh(refreshToken) : undefined;
     if (!result?.ok) {
@@ -79,14 +80,14 @@ export default async function authRoutes(app: FastifyInstance): Promise<void> {
     return { success: true, userId: result.userId, csrfToken: result.tokens.csrfToken };
   });
 
-  app.post('/v1/auth/logout', async (req, reply) => {
+  app.post('/v1/auth/logout', { schema: authSchemas.logout }, async (req, reply) => {
     authFor(app.runtime).sessions.revoke({ sessionId: readCookie(req, SESSION_COOKIE), refreshToken: readCookie(req, REFRESH_COOKIE) });
     clearCookies(req, reply);
     return { success: true };
   });
 
   /** Who the session belongs to (the UI asks after a reload). */
-  app.get('/v1/auth/session', { preHandler: requireSession(app) }, async (req) => {
+  app.get('/v1/auth/session', { preHandler: requireSession(app), schema: authSchemas.session }, async (req) => {
     const p = req.principal;
     return { success: true, userId: p?.userId, username: p?.username, role: p?.role };
   });

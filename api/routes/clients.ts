@@ -5,6 +5,7 @@ import { listClients, parseListQuery } from '../../controller/kinds/client/listi
 import { detailView, readClient } from '../../controller/kinds/client/registry.ts';
 import { normalizeClientId } from '../../controller/kinds/client/rules.ts';
 import { requireSession } from '../auth/guards.ts';
+import { clientSchemas } from '../schemas/clients.ts';
 
 /**
  * The client registry for admins (session): the listing (spec 4.5), the single read (4.6) and
@@ -13,19 +14,19 @@ import { requireSession } from '../auth/guards.ts';
 export default async function clientRoutes(app: FastifyInstance): Promise<void> {
   const admin = { preHandler: requireSession(app, { role: 'admin' }) };
 
-  app.get('/v1/bi/admin/clients/:userId', admin, async (req) => {
+  app.get('/v1/bi/admin/clients/:userId', { ...admin, schema: clientSchemas.list }, async (req) => {
     const query = parseListQuery((req.query ?? {}) as Record<string, unknown>);
     const page = listClients(app.runtime.db, query);
     return { success: true, data: page.data, pagination: page.pagination };
   });
 
   // Registered before the single read; find-my-way prefers the static `export` segment anyway.
-  app.get('/v1/bi/admin/clients/:clientId/export/:userId', admin, async (req) => {
+  app.get('/v1/bi/admin/clients/:clientId/export/:userId', { ...admin, schema: clientSchemas.export }, async (req) => {
     const { clientId } = req.params as { clientId: string };
     return exportClient(app.runtime.db, normalizeClientId(clientId));
   });
 
-  app.get('/v1/bi/admin/clients/:clientId/:userId', admin, async (req) => {
+  app.get('/v1/bi/admin/clients/:clientId/:userId', { ...admin, schema: clientSchemas.read }, async (req) => {
     const clientId = normalizeClientId((req.params as { clientId: string }).clientId);
     const row = readClient(app.runtime.db, clientId);
     if (!row) throw new NotFoundError(`Client ${clientId} not found`);

@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
+import { healthSchemas } from '../schemas/health.ts';
 
 export default async function healthRoutes(app: FastifyInstance): Promise<void> {
-  app.get('/healthz', async () => ({ status: 'ok' }));
-  app.get('/readyz', async (_req, reply) => {
+  app.get('/healthz', { schema: healthSchemas.liveness }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { schema: healthSchemas.readiness }, async (_req, reply) => {
     const r = app.runtime.reconciler;
     if (!r.ready) return reply.status(503).send({ status: 'starting', ready: false });
     return { status: 'ready', ready: true, ...(r.pruneBlocked ? { pruneBlocked: r.pruneBlocked.keys.length } : {}) };

@@ -3,6 +3,7 @@ import { isDryRun } from '../query.ts';
 import { DashboardImporter, type ImportCaller } from '../../controller/kinds/dashboard/import.ts';
 import { requireApiKey, requireSession } from '../auth/guards.ts';
 import type { Principal } from '../auth/types.ts';
+import { dashboardSchemas } from '../schemas/dashboards.ts';
 
 function callerOf(principal: Principal | undefined): ImportCaller {
   if (!principal) throw new Error('route reached without a principal');
@@ -17,6 +18,6 @@ export default async function routes(app: FastifyInstance): Promise<void> {
     if (isDryRun(req)) return reply.status(200).send({ success: true, ...(await importer.plan(req.body, caller)) });
     return reply.status(201).send({ success: true, ...(await importer.import(req.body, caller)) });
   };
-  app.post('/v1/sdk/import', { preHandler: requireApiKey(app) }, handler);
-  app.post('/v1/sdk/import/:userId', { preHandler: requireSession(app) }, handler);
+  app.post('/v1/sdk/import', { preHandler: requireApiKey(app), schema: dashboardSchemas.importWithKey }, handler);
+  app.post('/v1/sdk/import/:userId', { preHandler: requireSession(app), schema: dashboardSchemas.importWithSession }, handler);
 }

@@ -9,6 +9,7 @@ import type { Manifest, WriteOptions } from '../../controller/types.ts';
 import { requireApiKey, requireSession } from '../auth/guards.ts';
 import { assertTenant } from '../auth/tenant.ts';
 import type { Principal } from '../auth/types.ts';
+import { clientSchemas } from '../schemas/clients.ts';
 
 /** Where the API records a client's desired state: one manifest per client, named by its ID. */
 export const clientManifestPath = (clientId: string): string => `clients/${clientId}.yaml`;
@@ -20,8 +21,8 @@ export const clientManifestPath = (clientId: string): string => `clients/${clien
  * manifest withdrawn again (all or nothing for an API caller). `?dryRun=true` plans only.
  */
 export default async function onboardRoutes(app: FastifyInstance): Promise<void> {
-  app.post('/v1/sdk/client/onboard', { preHandler: requireApiKey(app) }, (req, reply) => onboard(app, req, reply));
-  app.post('/v1/sdk/client/onboard/:userId', { preHandler: requireSession(app, { role: 'admin' }) }, (req, reply) => onboard(app, req, reply));
+  app.post('/v1/sdk/client/onboard', { preHandler: requireApiKey(app), schema: clientSchemas.onboardWithKey }, (req, reply) => onboard(app, req, reply));
+  app.post('/v1/sdk/client/onboard/:userId', { preHandler: requireSession(app, { role: 'admin' }), schema: clientSchemas.onboardWithSession }, (req, reply) => onboard(app, req, reply));
 }
 
 async function onboard(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply): Promise<void> {

@@ -2,14 +2,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { ROOT } from '../../controller/paths.ts';
-import { buildOpenApi } from '../openapi/document.ts';
-
+import { HIDDEN } from '../schemas/common.ts';
 
 const docsPage = readFileSync(join(ROOT, 'api', 'openapi', 'docs.html'), 'utf8');
-const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
+/** The OpenAPI document, generated from the routes' schemas (api/schemas/), and a page that reads it. */
 export default async function openapiRoutes(app: FastifyInstance): Promise<void> {
-  const doc = buildOpenApi(app.runtime.schemas, version);
-  app.get('/openapi.json', async () => doc);
-  app.get('/docs', async (_req, reply) => reply.type('text/html; charset=utf-8').send(docsPage));
+  app.get('/openapi.json', { schema: HIDDEN }, async () => app.swagger());
+  app.get('/docs', { schema: HIDDEN }, async (_req, reply) => reply.type('text/html; charset=utf-8').send(docsPage));
 }

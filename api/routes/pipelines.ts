@@ -10,6 +10,7 @@ import { ManifestNames } from '../../controller/writers/names.ts';
 import { slugify } from '../../controller/writers/paths.ts';
 import { requireApiKey, requireSession } from '../auth/guards.ts';
 import { clientMessage, statusOf } from '../errors.ts';
+import { pipelineSchemas } from '../schemas/pipelines.ts';
 
 const DIR = 'pipelines';
 /** Base of the manifest name: the slug of the display name, short enough for a `-<n>` suffix. */
@@ -87,10 +88,10 @@ export default async function pipelineRoutes(app: FastifyInstance): Promise<void
     }
   }
 
-  app.post('/v1/sdk/import-pipeline', { preHandler: requireApiKey(app) }, importPipeline);
-  app.post('/v1/sdk/import-pipeline/:userId', { preHandler: requireSession(app) }, importPipeline);
+  app.post('/v1/sdk/import-pipeline', { preHandler: requireApiKey(app), schema: pipelineSchemas.importWithKey }, importPipeline);
+  app.post('/v1/sdk/import-pipeline/:userId', { preHandler: requireSession(app), schema: pipelineSchemas.importWithSession }, importPipeline);
 
-  app.get('/v1/sdk/pipelines/:pipelineId', { preHandler: requireApiKey(app) }, async (req, reply) => {
+  app.get('/v1/sdk/pipelines/:pipelineId', { preHandler: requireApiKey(app), schema: pipelineSchemas.read }, async (req, reply) => {
     const { pipelineId } = req.params as { pipelineId: string };
     const view = readPipeline(app.runtime.db, pipelineId, app.runtime.clock());
     if (!view) return reply.status(404).send({ success: false, message: `Pipeline ${pipelineId} not found` });

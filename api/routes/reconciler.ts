@@ -6,6 +6,7 @@ import type { StatusRecord } from '../../controller/reconciler/status.ts';
 import { listManifestPaths } from '../../controller/sources/list.ts';
 import { requireSession } from '../auth/guards.ts';
 import webhook from './reconciler-webhook.ts';
+import { reconcilerSchemas } from '../schemas/reconciler.ts';
 
 /** A comment line keeps proxies from closing an idle event stream. */
 export const HEARTBEAT_MS = 15_000;
@@ -45,7 +46,7 @@ export default async function reconcilerRoutes(app: FastifyInstance): Promise<vo
 
   // No CSRF header: a browser's EventSource cannot send one; the stream is read-only and the
   // session cookie is SameSite=Strict.
-  app.get('/v1/reconciler/events', { preHandler: requireSession(app, { csrfFromQuery: true }) }, async (req: FastifyRequest, reply: FastifyReply) => {
+  app.get('/v1/reconciler/events', { preHandler: requireSession(app, { csrfFromQuery: true }), schema: reconcilerSchemas.events }, async (req: FastifyRequest, reply: FastifyReply) => {
     const reconciler = app.runtime.reconciler;
     reply.hijack();
     const res = reply.raw;
@@ -77,7 +78,7 @@ export default async function reconcilerRoutes(app: FastifyInstance): Promise<vo
     res.on('error', end);
   });
 
-  app.get<{ Querystring: StatusQuery }>('/v1/reconciler/status', { preHandler: requireSession(app) }, async (req) => {
+  app.get<{ Querystring: StatusQuery }>('/v1/reconciler/status', { preHandler: requireSession(app), schema: reconcilerSchemas.status }, async (req) => {
     const rt = app.runtime;
     const filter = parseStatusFilter(req.query, rt.reconciler.kinds);
     const git = rt.gitSource;
@@ -92,7 +93,7 @@ export default async function reconcilerRoutes(app: FastifyInstance): Promise<vo
 
   app.post<{ Body: { allowMassPrune?: boolean } | undefined }>(
     '/v1/reconciler/sync',
-    { preHandler: requireSession(app, { role: 'admin' }) },
+    { preHandler: requireSession(app, { role: 'admin' }), schema: reconcilerSchemas.sync },
     async (req) => {
       const body = req.body ?? {};
       if (typeof body !== 'object' || Array.isArray(body)) {

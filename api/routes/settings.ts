@@ -9,6 +9,7 @@ import type { Manifest, Problem } from '../../controller/types.ts';
 import { safeManifestPath } from '../../controller/writers/paths.ts';
 import type { Principal } from '../auth/types.ts';
 import { requireSession } from '../auth/guards.ts';
+import { settingsSchemas } from '../schemas/settings.ts';
 
 /** The settings UI's own endpoints (S, admin unless noted); everything else it calls is the public API. */
 
@@ -96,7 +97,7 @@ export default async function settings(app: FastifyInstance, opts: SettingsOptio
   const admin = { preHandler: requireSession(app, { role: 'admin' }) };
 
   // Any signed-in user: who am I and may I see settings (the UI hides them from members).
-  app.get('/v1/settings/session/:userId', { preHandler: requireSession(app) }, async (req) => {
+  app.get('/v1/settings/session/:userId', { preHandler: requireSession(app), schema: settingsSchemas.session }, async (req) => {
     const p = principalOf(req);
     const isAdmin = p.role === 'admin';
     return {
@@ -109,7 +110,7 @@ export default async function settings(app: FastifyInstance, opts: SettingsOptio
     };
   });
 
-  app.get('/v1/bi/admin/core-models/:userId', admin, async () => {
+  app.get('/v1/bi/admin/core-models/:userId', { ...admin, schema: settingsSchemas.coreModels }, async () => {
     const rows = rt.db.prepare('SELECT model_id, name, description, definition FROM core_models ORDER BY name, model_id').all() as {
       model_id: string;
       name: string;
@@ -122,7 +123,7 @@ export default async function settings(app: FastifyInstance, opts: SettingsOptio
     };
   });
 
-  app.post('/v1/bi/admin/test-connection/:userId', admin, async (req) => {
+  app.post('/v1/bi/admin/test-connection/:userId', { ...admin, schema: settingsSchemas.testConnection }, async (req) => {
     const { spec, password, secretRef } = readConnectionBody(req.body, { requireName: false });
     const typed = password ?? (secretRef ? secrets.reveal(secretRef) : undefined);
     const target: ConnectionTarget = { ...spec, vendor: spec.vendor ?? 'SNOWFLAKE', password: typed };
@@ -132,7 +133,7 @@ export default async function settings(app: FastifyInstance, opts: SettingsOptio
 
   // The wizard's data source: a Connection manifest (connections/<connectionId>.yaml) through the
   // same submit path as every API write; the password goes to the secret store, the manifest gets secretRef.
-  app.post('/v1/bi/admin/connections/:userId', admin, async (req, reply) => {
+  app.post('/v1/bi/admin/connections/:userId', { ...admin, schema: settingsSchemas.connections }, async (req, reply) => {
     const p = principalOf(req);
     const { spec, password, secretRef } = readConnectionBody(req.body, { requireName: true });
     if (secretRef && !secrets.has(secretRef)) throw invalid([{ path: 'secretRef', message: `secretRef ${secretRef} does not exist` }]);
@@ -166,7 +167,7 @@ export default async function settings(app: FastifyInstance, opts: SettingsOptio
   });
 
   // A client's onboarding audit and its manifest's reconcile status (the client detail page).
-  app.get('/v1/bi/admin/clients/:clientId/audit/:userId', admin, async (req) => {
+  app.get('/v1/bi/admin/clients/:clientId/audit/:userId', { ...admin, schema: settingsSchemas.audit }, async (req) => {
     const clientId = String((req.params as { clientId: string }).clientId).toUpperCase();
     const row = readClient(rt.db, clientId);
     const status = rt.reconciler.status.get(row?.manifest_key ?? `Client/${clientId}`);

@@ -1,0 +1,68 @@
+import { answer, CLIENT_ID, DRY_RUN, oneOf, pathParams, route, schemaFile, USER_ID, type Auth } from './common.ts';
+
+const onboard = (auth: Auth) =>
+  route({
+    method: 'POST',
+    operationId: auth === 'apiKey' ? 'onboardClient' : 'onboardClientSession',
+    summary: auth === 'apiKey' ? 'Onboard a client (spec 4.1)' : 'Onboard a client, admin session (spec 4.1)',
+    description:
+      'Writes `clients/<CLIENTID>.yaml` and reconciles it at once: all or nothing. An ACTIVE client answers 200 ALREADY_EXISTS and nothing is created.',
+    tags: ['clients'],
+    auth: auth === 'apiKey' ? 'apiKey' : 'admin',
+    ...(auth === 'apiKey' ? {} : { params: pathParams({ userId: USER_ID }) }),
+    querystring: DRY_RUN,
+    body: schemaFile('client'),
+    response: {
+      201: answer('OnboardResult', 'COMPLETED: the client is ACTIVE'),
+      200: oneOf(['OnboardResult', 'OnboardPlanned'], 'ALREADY_EXISTS (nothing created), or the plan of a dry run'),
+      400: answer('ErrorBody', "`Validation failed: <problems separated by '; '>` (spec 7), or a malformed body"),
+      403: answer('ErrorBody', 'The API key is scoped to another client (or, with a session: CSRF, another user, Admin role required)'),
+      409: answer('ErrorBody', 'The connection belongs to another client; nothing written'),
+      422: oneOf(['OnboardFailed', 'OnboardPlanFailed'], 'A step failed: everything created is removed, a FAILED entry kept for audit'),
+      503: answer('ErrorBody', 'The manifest could not be recorded (folder not writable, git push refused); nothing applied'),
+    },
+  });
+
+const admin = { tags: ['clients'], auth: 'admin' as const };
+
+export const clientSchemas = {
+  onboardWithKey: onboard('apiKey'),
+  onboardWithSession: onboard('admin'),
+  list: route({
+    ...admin,
+    method: 'GET',
+    operationId: 'listClients',
+    summary: 'List clients (spec 4.5)',
+    params: pathParams({ userId: USER_ID }),
+    querystring: {
+      type: 'object',
+      properties: {
+        page: { type: 'integer', minimum: 1, default: 1, description: '1-indexed' },
+        limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100, description: 'results per page' },
+        status: { type: 'string', enum: ['ACTIVE', 'FAILED', 'DELETED'], description: 'case-insensitive' },
+        search: { type: 'string', maxLength: 256, description: 'case-insensitive regular expression (RE2) on clientId or clientName' },
+      },
+    },
+    response: { 200: answer('ClientList', 'One page of the registry'), 400: answer('ErrorBody', 'A query parameter is invalid (each named)') },
+  }),
+  read: route({
+    ...admin,
+    method: 'GET',
+    operationId: 'readClient',
+    summary: 'One client (spec 4.6)',
+    params: pathParams({ clientId: CLIENT_ID, userId: USER_ID }),
+    response: { 200: answer('ClientRead', 'The client'), 404: answer('ErrorBody', '`Client <ID> not found`') },
+  }),
+  export: route({
+    ...admin,
+    method: 'GET',
+    operationId: 'exportClient',
+    summary: 'The onboarding package that recreates an ACTIVE client (what the settings UI downloads)',
+    params: pathParams({ clientId: CLIENT_ID, userId: USER_ID }),
+    response: {
+      200: { description: 'The onboarding package', ...schemaFile('client') },
+      404: answer('ErrorBody', '`Client <ID> not found`'),
+      409: answer('ErrorBody', 'The client is not ACTIVE: only an ACTIVE client can be exported'),
+    },
+  }),
+};

@@ -1,0 +1,128 @@
+import type { FastifySchema } from 'fastify';
+
+/**
+ * Route schemas: what each route accepts and answers, read by @fastify/swagger for the OpenAPI
+ * document (`GET /openapi.json`) and by the response serializer (a field no response schema
+ * declares is never sent). They do not validate requests: the handlers do, with the
+ * SchemaRegistry, after the auth guard (see api/app.ts).
+ */
+
+export type Json = Record<string, unknown>;
+
+const API = 'https://bi.controller/schemas/api.schema.json#/$defs/';
+
+/** A body of `schemas/api.schema.json` (`$defs/<name>`). */
+export const apiBody = (name: string): Json => ({ $ref: `${API}${name}` });
+
+/** A response: its description and a body of `schemas/api.schema.json`. */
+export const answer = (name: string, description: string): Json => ({ description, $ref: `${API}${name}` });
+
+/** A response that is one of several bodies of `schemas/api.schema.json`. */
+export const oneOf = (names: string[], description: string): Json => ({ description, oneOf: names.map(apiBody) });
+
+/** A whole schema of `schemas/` by its stem (`client`, `dashboard`, `pipeline`, ...). */
+export const schemaFile = (stem: string): Json => ({ $ref: `https://bi.controller/schemas/${stem}.schema.json` });
+
+/** Path parameters, each required. */
+export function pathParams(props: Record<string, Json>): Json {
+  return { type: 'object', required: Object.keys(props), properties: props };
+}
+
+export const USER_ID: Json = { type: 'string', pattern: '^U\\d{4}A\\d{5}$', description: 'the ID of the signed-in user (spec 5.2)' };
+export const CLIENT_ID: Json = { type: 'string', description: 'client ID (case-insensitive: stored uppercased)' };
+
+export const DRY_RUN: Json = {
+  type: 'object',
+  properties: { dryRun: { type: 'string', enum: ['true', '1', ''], description: 'validate and show the plan, write nothing' } },
+};
+
+/** Who may call a route; decides its security requirement and the failures of its guard. */
+export type Auth =
+  /** API key (spec 5.1): 401 `{error}`, 429 past the per-key limit. */
+  | 'apiKey'
+  /** Browser session with the CTN header (spec 5.2): 401 Session required, 403 CSRF or another user. */
+  | 'session'
+  /** Browser session of an admin: also 403 Admin role required. */
+  | 'admin'
+  | 'none';
+
+/** Which body a route's own failures have: spec 7's `{success, error}` or spec 4.4's `{success, message}`. */
+export type ErrorVariant = 'ErrorBody' | 'MessageError';
+
+export interface RouteDoc {
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  auth: Auth;
+  /** The method: POST, PUT and PATCH routes parse a body and can answer its failures. */
+  method: 'GET' | 'POST' | 'DELETE';
+  params?: Json;
+  querystring?: Json;
+  body?: Json;
+  /** The body may be left out (@fastify/swagger marks every body required). */
+  bodyOptional?: boolean;
+  /** Status → response; the guard's failures, 500 and the body's failures are added. */
+  response: Record<number, Json>;
+  errors?: ErrorVariant;
+}
+
+const RETRY_AFTER = { 'retry-after': { type: 'integer', minimum: 1, description: 'seconds until a request is accepted again' } };
+
+/** The failures every route of `auth` can answer, before its handler runs. */
+function guardResponses(auth: Auth): Record<number, Json> {
+  switch (auth) {
+    case 'apiKey':
+      return {
+        401: answer('ApiKeyError', 'No API key, or an unknown, revoked or expired one'),
+        429: { ...answer('RateLimited', 'Past the per-key request limit'), headers: RETRY_AFTER },
+      };
+    case 'session':
+      return {
+        401: answer('ErrorBody', 'Session required: no or an expired session cookie (LASID)'),
+        403: answer('ErrorBody', 'Invalid CSRF token (header CTN), or `{userId}` is not the session\'s user'),
+      };
+    case 'admin':
+      return {
+        401: answer('ErrorBody', 'Session required: no or an expired session cookie (LASID)'),
+        403: answer('ErrorBody', "Invalid CSRF token (header CTN), `{userId}` is not the session's user, or Admin role required"),
+      };
+    case 'none':
+      return {};
+  }
+}
+
+const SECURITY: Record<Auth, Json[]> = {
+  apiKey: [{ apiKey: [] }, { bearer: [] }],
+  session: [{ session: [], csrf: [] }],
+  admin: [{ session: [], csrf: [] }],
+  none: [],
+};
+
+/** A route's `schema`: the document's operation, and the serializer of every answer. */
+export function route(d: RouteDoc): FastifySchema {
+  const err = d.errors ?? 'ErrorBody';
+  const response: Record<number, Json> = { ...guardResponses(d.auth) };
+  if (d.method === 'POST') {
+    response[400] = answer(err, 'Malformed JSON, an empty body, or a body nested too deep');
+    response[413] = answer(err, 'The body is larger than the limit (BI_BODY_LIMIT)');
+    response[415] = answer(err, 'Unsupported content type: send application/json');
+  }
+  Object.assign(response, d.response);
+  response[500] ??= answer(err, 'Internal server error (details in the log)');
+  return {
+    operationId: d.operationId,
+    summary: d.summary,
+    ...(d.description ? { description: d.description } : {}),
+    tags: d.tags,
+    security: SECURITY[d.auth],
+    ...(d.params ? { params: d.params } : {}),
+    ...(d.querystring ? { querystring: d.querystring } : {}),
+    ...(d.body ? { body: d.body } : {}),
+    ...(d.bodyOptional ? { 'x-body-optional': true } : {}),
+    response,
+  } as FastifySchema;
+}
+
+/** Pages and files that are not part of the API: served, never documented. */
+export const HIDDEN: FastifySchema = { hide: true } as FastifySchema;

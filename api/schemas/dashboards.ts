@@ -1,0 +1,47 @@
+import { answer, DRY_RUN, pathParams, route, schemaFile, USER_ID, type Auth } from './common.ts';
+
+const importDashboard = (auth: Auth) =>
+  route({
+    method: 'POST',
+    operationId: auth === 'apiKey' ? 'importDashboard' : 'importDashboardSession',
+    summary: auth === 'apiKey' ? 'Import a dashboard (spec 4.2)' : 'Import a dashboard, browser session (spec 4.3)',
+    description: 'Writes `dashboards/<name>.yaml` and reconciles it at once; withdrawn again when it fails.',
+    tags: ['dashboards'],
+    auth,
+    ...(auth === 'apiKey' ? {} : { params: pathParams({ userId: USER_ID }) }),
+    querystring: DRY_RUN,
+    body: schemaFile('dashboard'),
+    response: {
+      201: answer('DashboardImported', 'Imported'),
+      200: answer('DashboardImportPlanned', 'The plan of a dry run; nothing written'),
+      400: answer('ErrorBody', 'The payload is invalid: every problem named (spec 7), or a malformed body'),
+      403: answer('ErrorBody', "The API key is scoped to a client: dataSource.dbId must be that client's connection"),
+      422: answer('ErrorBody', 'A step of the apply failed (e.g. an unknown connection or VDM field); nothing kept'),
+      503: answer('ErrorBody', 'The manifest could not be recorded; nothing applied'),
+    },
+  });
+
+export const dashboardSchemas = {
+  importWithKey: importDashboard('apiKey'),
+  importWithSession: importDashboard('session'),
+  read: route({
+    method: 'GET',
+    operationId: 'readDashboard',
+    summary: 'A stored dashboard, every default applied: it imports again as is',
+    tags: ['dashboards'],
+    auth: 'apiKey',
+    params: pathParams({ facadeId: { type: 'string', description: 'facade ID (F####A#####)' } }),
+    response: {
+      200: answer('DashboardRead', 'The dashboard'),
+      404: answer('ErrorBody', '`Dashboard <ID> not found` (also outside the key\'s client scope)'),
+    },
+  }),
+  chartTypes: route({
+    method: 'GET',
+    operationId: 'chartTypes',
+    summary: 'Chart types and aggregations (spec 4.9), without authentication',
+    tags: ['dashboards'],
+    auth: 'none',
+    response: { 200: answer('ChartTypes', 'The catalogue') },
+  }),
+};

@@ -1,0 +1,38 @@
+import { answer, DRY_RUN, pathParams, route, schemaFile, USER_ID, type Auth } from './common.ts';
+
+const importPipeline = (auth: Auth) =>
+  route({
+    method: 'POST',
+    operationId: auth === 'apiKey' ? 'importPipeline' : 'importPipelineSession',
+    summary: auth === 'apiKey' ? 'Import a pipeline (spec 4.4)' : 'Import a pipeline, browser session',
+    description: 'Writes `pipelines/<name>.yaml` and reconciles it at once. Failures answer `{success: false, message}` (spec 4.4).',
+    tags: ['pipelines'],
+    auth,
+    errors: 'MessageError',
+    ...(auth === 'apiKey' ? {} : { params: pathParams({ userId: USER_ID }) }),
+    querystring: DRY_RUN,
+    body: schemaFile('pipeline'),
+    response: {
+      201: answer('PipelineImported', 'Imported: status draft, every step configured'),
+      200: answer('PipelinePlanned', 'The plan of a dry run; nothing written'),
+      400: answer('MessageError', 'The payload is invalid, e.g. `Pipeline JSON must include a name.` (spec 7), or a malformed body'),
+      403: answer('MessageError', "The API key is scoped to a client: the pipeline's connections must be that client's"),
+      422: answer('MessageError', 'The apply failed; nothing kept'),
+      503: answer('MessageError', 'The manifest could not be recorded; nothing applied'),
+    },
+  });
+
+export const pipelineSchemas = {
+  importWithKey: importPipeline('apiKey'),
+  importWithSession: importPipeline('session'),
+  read: route({
+    method: 'GET',
+    operationId: 'readPipeline',
+    summary: 'A stored pipeline with its resolved steps',
+    tags: ['pipelines'],
+    auth: 'apiKey',
+    errors: 'MessageError',
+    params: pathParams({ pipelineId: { type: 'string', description: 'pipeline ID (DP-<digits>)' } }),
+    response: { 200: answer('PipelineRead', 'The pipeline'), 404: answer('MessageError', '`Pipeline <ID> not found`') },
+  }),
+};

@@ -1,0 +1,59 @@
+import { answer, apiBody, route } from './common.ts';
+
+export const reconcilerSchemas = {
+  events: route({
+    method: 'GET',
+    operationId: 'reconcileEvents',
+    summary: 'Server-sent reconcile events (phase changes, apply steps)',
+    description:
+      'Each event is a line `data: <JSON>` with `type` (phase, step or prune-blocked), `key`, `kind`, `name`, `phase`, `step`, `message` and `at`; comment lines keep the stream open. An EventSource cannot send headers: the CSRF token may come as `?ctn=`.',
+    tags: ['reconciler'],
+    auth: 'session',
+    querystring: { type: 'object', properties: { ctn: { type: 'string', description: 'the CSRF token, when header CTN cannot be sent' } } },
+    response: {
+      200: { description: 'The event stream', content: { 'text/event-stream': { schema: { type: 'string', description: 'server-sent events' } } } },
+    },
+  }),
+  status: route({
+    method: 'GET',
+    operationId: 'reconcileStatus',
+    summary: 'Per-manifest reconcile status',
+    tags: ['reconciler'],
+    auth: 'session',
+    querystring: {
+      type: 'object',
+      properties: {
+        kind: { type: 'string', description: 'only this kind (Client, Dashboard, Pipeline, Connection, CoreModel)' },
+        phase: { type: 'string', description: 'only this phase (Pending, Synced, Failed, Invalid, Pruned)' },
+      },
+    },
+    response: { 200: answer('ReconcileStatus', 'The status of every manifest'), 400: answer('ErrorBody', 'An unknown kind or phase') },
+  }),
+  sync: route({
+    method: 'POST',
+    operationId: 'syncNow',
+    summary: 'Sync now: a full sync of the folder (git mode: fetch first)',
+    tags: ['reconciler'],
+    auth: 'admin',
+    body: apiBody('SyncRequest'),
+    bodyOptional: true,
+    response: {
+      200: answer('SyncReport', 'What the sync did'),
+      400: answer('ErrorBody', 'allowMassPrune is not a boolean, or a malformed body'),
+      503: answer('ErrorBody', 'git mode: the remote could not be fetched'),
+    },
+  }),
+  webhook: route({
+    method: 'POST',
+    operationId: 'gitWebhook',
+    summary: 'Git push hook: fetch and sync at once (HMAC SHA-256 of the body in X-Hub-Signature-256)',
+    tags: ['reconciler'],
+    auth: 'none',
+    body: { type: 'object', description: "the push event, as the git host sends it; only its signature is read", additionalProperties: true },
+    response: {
+      202: answer('WebhookAccepted', 'Accepted; the sync runs in the background'),
+      401: answer('ErrorBody', '`Invalid signature`'),
+      404: answer('ErrorBody', 'Git mode or the webhook secret is not configured'),
+    },
+  }),
+};
