@@ -33,7 +33,7 @@ export const CLIENT_ID: Json = { type: 'string', description: 'client ID (case-i
 
 export const DRY_RUN: Json = {
   type: 'object',
-  properties: { dryRun: { type: 'string', enum: ['true', '1', ''], description: 'validate and show the plan, write nothing' } },
+  properties: { dryRun: { type: 'string', description: '`true`, `1` or empty: validate and show the plan, write nothing' } },
 };
 
 /** Who may call a route; decides its security requirement and the failures of its guard. */

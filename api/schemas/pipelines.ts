@@ -1,4 +1,4 @@
-import { answer, DRY_RUN, pathParams, route, schemaFile, USER_ID, type Auth } from './common.ts';
+import { answer, DRY_RUN, oneOf, pathParams, route, schemaFile, USER_ID, type Auth } from './common.ts';
 
 const importPipeline = (auth: Auth) =>
   route({
@@ -16,7 +16,10 @@ const importPipeline = (auth: Auth) =>
       201: answer('PipelineImported', 'Imported: status draft, every step configured'),
       200: answer('PipelinePlanned', 'The plan of a dry run; nothing written'),
       400: answer('MessageError', 'The payload is invalid, e.g. `Pipeline JSON must include a name.` (spec 7), or a malformed body'),
-      403: answer('MessageError', "The API key is scoped to a client: the pipeline's connections must be that client's"),
+      403:
+        auth === 'apiKey'
+          ? answer('MessageError', "The API key is scoped to a client: the pipeline's connections must be that client's")
+          : oneOf(['ErrorBody', 'MessageError'], "The session guard's `{error}` (CSRF, another user's path), or the tenant check's `{message}`"),
       422: answer('MessageError', 'The apply failed; nothing kept'),
       503: answer('MessageError', 'The manifest could not be recorded; nothing applied'),
     },

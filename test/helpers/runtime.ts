@@ -9,6 +9,7 @@ import { listManifestPaths } from '../../controller/sources/list.ts';
 import { Runtime, type RuntimeOptions } from '../../controller/runtime.ts';
 import type { ManifestSource, SourceSink } from '../../controller/types.ts';
 import { FakeClock, ManualScheduler } from './clock.ts';
+import { checkResponses } from './openapi.ts';
 
 /** A source that only delivers what the test asks for (no watcher threads in unit tests). */
 export class ManualSource implements ManifestSource {
@@ -94,12 +95,12 @@ export async function makeTestApp(opts: Partial<RuntimeOptions> & { dir?: string
   return withApp(t, await buildApp({ runtime: t.rt }));
 }
 
-/** A test runtime plus an app built on it; closing closes both. */
+/** A test runtime plus an app built on it; closing closes both. Every response is checked against the OpenAPI document. */
 export async function withApp(t: TestRuntime, app: FastifyInstance): Promise<TestApp> {
   await app.ready();
   return {
     ...t,
-    app,
+    app: checkResponses(app),
     close: async () => {
       await app.close();
       await t.close();

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../../api/app.ts';
+import { checkResponses } from '../../helpers/openapi.ts';
 import { generateApiKey } from '../../../controller/auth/api-key-text.ts';
 import { authFor } from '../../../controller/auth/runtime-auth.ts';
 import { createUserWithKey, loginAs } from '../../helpers/auth.ts';
@@ -149,6 +150,6 @@ describe('requireApiKey (A endpoints)', () => {
     const t2 = await t.restart(); // runtime shutdown flushes
     const row = t2.rt.db.prepare('SELECT last_used_at FROM api_keys WHERE key_id = ?').get(keyId) as { last_used_at: string };
     expect(row.last_used_at).toBe('2026-03-01T10:00:10.000Z');
-    t = { ...t2, app: await buildApp({ runtime: t2.rt }), close: () => t2.close() };
+    t = { ...t2, app: checkResponses(await buildApp({ runtime: t2.rt })), close: () => t2.close() };
   });
 });

@@ -1,12 +1,13 @@
 import { buildApp } from '../../../api/app.ts';
 import { requireApiKey, requireSession } from '../../../api/auth/guards.ts';
+import { HIDDEN } from '../../../api/schemas/common.ts';
 import { installAuth } from '../../../controller/auth/runtime-auth.ts';
 import type { AuthSettings } from '../../../controller/auth/service.ts';
 import type { Logger } from '../../../controller/log.ts';
 import { makeTestRuntime, withApp, type TestApp, type TestRuntime } from '../../helpers/runtime.ts';
 
 /**
- * The real app plus probe routes behind each guard, so the guards are tested through HTTP
+ * The real app plus probe routes (not in the OpenAPI document) behind each guard, so the guards are tested through HTTP
  * before the other issues' A and S endpoints exist:
  *   GET /probe/a                 A
  *   GET /probe/s/:userId         S
@@ -22,11 +23,11 @@ export async function makeAuthApp(
   const app = await buildApp({ runtime: t.rt, logger: opts.logger, trustProxy: opts.trustProxy });
   const echo = async (req: { principal?: unknown }) => ({ principal: req.principal });
   await app.register(async (scope) => {
-    scope.get('/probe/a', { preHandler: requireApiKey(scope) }, echo);
-    scope.get('/probe/s/:userId', { preHandler: requireSession(scope) }, echo);
-    scope.get('/probe/s', { preHandler: requireSession(scope) }, echo);
-    scope.get('/probe/admin/:userId', { preHandler: requireSession(scope, { role: 'admin' }) }, echo);
-    scope.get('/probe/nocsrf/:userId', { preHandler: requireSession(scope, { csrf: false }) }, echo);
+    scope.get('/probe/a', { preHandler: requireApiKey(scope), schema: HIDDEN }, echo);
+    scope.get('/probe/s/:userId', { preHandler: requireSession(scope), schema: HIDDEN }, echo);
+    scope.get('/probe/s', { preHandler: requireSession(scope), schema: HIDDEN }, echo);
+    scope.get('/probe/admin/:userId', { preHandler: requireSession(scope, { role: 'admin' }), schema: HIDDEN }, echo);
+    scope.get('/probe/nocsrf/:userId', { preHandler: requireSession(scope, { csrf: false }), schema: HIDDEN }, echo);
   });
   return withApp(t, app);
 }

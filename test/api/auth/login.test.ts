@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../../api/app.ts';
+import { checkResponses } from '../../helpers/openapi.ts';
 import { verifyPassword } from '../../../controller/auth/passwords.ts';
 import { authFor } from '../../../controller/auth/runtime-auth.ts';
 import { AuthService } from '../../../controller/auth/service.ts';
@@ -69,7 +70,7 @@ describe('POST /v1/auth/login', () => {
         return verifyPassword(password, hash);
       },
     });
-    t = { ...base, app: await buildApp({ runtime: base.rt }), close: () => base.close() };
+    t = { ...base, app: checkResponses(await buildApp({ runtime: base.rt })), close: () => base.close() };
     await auth.ensureAdmin('alice', 'alice-password');
     expect(await auth.login('alice', 'not-the-password', '1.2.3.4')).toEqual({ ok: false, status: 401 });
     expect(await auth.login('nobody', 'not-the-password', '1.2.3.4')).toEqual({ ok: false, status: 401 });

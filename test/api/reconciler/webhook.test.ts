@@ -4,6 +4,7 @@ import { buildApp } from '../../../api/app.ts';
 import { signBody, verifySignature } from '../../../api/routes/reconciler-webhook.ts';
 import { connection, coreModel, makeGitRuntime, Remote, type GitTestRuntime } from '../../controller/git/harness.ts';
 import { loginAs } from '../../helpers/auth.ts';
+import { checkResponses } from '../../helpers/openapi.ts';
 import type { TestApp } from '../../helpers/runtime.ts';
 
 const SECRET = 'shh-webhook-secret';
@@ -20,7 +21,7 @@ describe('git mode over HTTP: webhook, status, sync now', () => {
     remote.write('manifests/connections/wh.yaml', connection('wh', 'Warehouse'));
     remote.push('initial');
     t = await makeGitRuntime({ url: remote.url, webhookSecret: SECRET });
-    app = await buildApp({ runtime: t.rt });
+    app = checkResponses(await buildApp({ runtime: t.rt }));
     await app.ready();
     admin = (await loginAs({ rt: t.rt, app } as unknown as TestApp, { role: 'admin' })).headers;
   });
