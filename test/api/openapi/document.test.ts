@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { validate } from '@readme/openapi-parser';
+import { compileErrors, validate } from '@readme/openapi-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../../controller/paths.ts';
 import { ResponseChecker } from '../../helpers/openapi.ts';
@@ -68,8 +68,8 @@ describe('the served OpenAPI document', () => {
 
   it('is a valid OpenAPI 3.1 document (@readme/openapi-parser)', async () => {
     const result = await validate(structuredClone(doc) as never);
-    expect(result.errors ?? [], JSON.stringify(result.errors)).toEqual([]);
-    expect(result.valid).toBe(true);
+    expect(result.valid, result.valid ? '' : compileErrors(result)).toBe(true);
+    expect(result.warnings).toEqual([]);
   });
 
   it('passes `redocly lint` with zero errors (redocly.yaml)', () => {
