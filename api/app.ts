@@ -2,13 +2,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import fastJson from 'fast-json-stringify';
 import { ROOT } from '../controller/paths.ts';
 import type { Logger } from '../controller/log.ts';
 import type { Runtime } from '../controller/runtime.ts';
 import { ValidationError } from '../controller/errors.ts';
 import { errorHandler, notFoundHandler } from './errors.ts';
-import { externalSchemas, swaggerOptions } from './openapi/document.ts';
+import { swaggerOptions } from './openapi/document.ts';
+import { responseSerializer } from './openapi/serializer.ts';
 import { routes } from './routes/index.ts';
 
 export interface AppOptions {
@@ -71,8 +71,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // spec's texts (e.g. `Validation failed: clientId is required`).
   app.setValidatorCompiler(() => () => true);
   // Response schemas serialize: a field a schema does not declare is never sent.
-  const externals = externalSchemas(opts.runtime.schemas);
-  app.setSerializerCompiler(({ schema }) => fastJson(schema as fastJson.Schema, { schema: externals as unknown as Record<string, fastJson.Schema> }));
+  app.setSerializerCompiler(responseSerializer(opts.runtime.schemas));
   await app.register(swagger, swaggerOptions(opts.runtime.schemas, VERSION));
   for (const plugin of routes) await app.register(plugin);
   return app;
