@@ -1,16 +1,11 @@
-import { answer, CLIENT_ID, DRY_RUN, oneOf, pathParams, route, schemaFile, USER_ID, type Auth } from './common.ts';
+import { answer, CLIENT_ID, oneOf, pathParams, route, schemaFile, USER_ID, writeVariant } from './common.ts';
 
-const onboard = (auth: Auth) =>
+const onboard = (auth: 'apiKey' | 'admin') =>
   route({
-    method: 'POST',
-    operationId: auth === 'apiKey' ? 'onboardClient' : 'onboardClientSession',
-    summary: auth === 'apiKey' ? 'Onboard a client (spec 4.1)' : 'Onboard a client, admin session (spec 4.1)',
+    ...writeVariant(auth, 'onboardClient', { apiKey: 'Onboard a client (spec 4.1)', session: 'Onboard a client, admin session (spec 4.1)' }),
     description:
       'Writes `clients/<CLIENTID>.yaml` and reconciles it at once: all or nothing. An ACTIVE client answers 200 ALREADY_EXISTS and nothing is created.',
     tags: ['clients'],
-    auth: auth === 'apiKey' ? 'apiKey' : 'admin',
-    ...(auth === 'apiKey' ? {} : { params: pathParams({ userId: USER_ID }) }),
-    querystring: DRY_RUN,
     body: schemaFile('client'),
     response: {
       201: answer('OnboardResult', 'COMPLETED: the client is ACTIVE'),

@@ -31,10 +31,26 @@ export function pathParams(props: Record<string, Json>): Json {
 export const USER_ID: Json = { type: 'string', pattern: '^U\\d{4}A\\d{5}$', description: 'the ID of the signed-in user (spec 5.2)' };
 export const CLIENT_ID: Json = { type: 'string', description: 'client ID (case-insensitive: stored uppercased)' };
 
-export const DRY_RUN: Json = {
+const DRY_RUN: Json = {
   type: 'object',
   properties: { dryRun: { type: 'string', description: '`true`, `1` or empty: validate and show the plan, write nothing' } },
 };
+
+/**
+ * The parts of a submitted write (onboarding, imports) that differ between its two variants: by
+ * API key at the spec's path, and by browser session at `<path>/{userId}`; both take `?dryRun`.
+ */
+export function writeVariant(auth: 'apiKey' | 'session' | 'admin', operationId: string, summary: { apiKey: string; session: string }) {
+  const byKey = auth === 'apiKey';
+  return {
+    method: 'POST' as const,
+    auth,
+    operationId: byKey ? operationId : `${operationId}Session`,
+    summary: byKey ? summary.apiKey : summary.session,
+    ...(byKey ? {} : { params: pathParams({ userId: USER_ID }) }),
+    querystring: DRY_RUN,
+  };
+}
 
 /** Who may call a route; decides its security requirement and the failures of its guard. */
 export type Auth =

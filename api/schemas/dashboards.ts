@@ -1,15 +1,10 @@
-import { answer, DRY_RUN, pathParams, route, schemaFile, USER_ID, type Auth } from './common.ts';
+import { answer, pathParams, route, schemaFile, writeVariant } from './common.ts';
 
-const importDashboard = (auth: Auth) =>
+const importDashboard = (auth: 'apiKey' | 'session') =>
   route({
-    method: 'POST',
-    operationId: auth === 'apiKey' ? 'importDashboard' : 'importDashboardSession',
-    summary: auth === 'apiKey' ? 'Import a dashboard (spec 4.2)' : 'Import a dashboard, browser session (spec 4.3)',
+    ...writeVariant(auth, 'importDashboard', { apiKey: 'Import a dashboard (spec 4.2)', session: 'Import a dashboard, browser session (spec 4.3)' }),
     description: 'Writes `dashboards/<name>.yaml` and reconciles it at once; withdrawn again when it fails.',
     tags: ['dashboards'],
-    auth,
-    ...(auth === 'apiKey' ? {} : { params: pathParams({ userId: USER_ID }) }),
-    querystring: DRY_RUN,
     body: schemaFile('dashboard'),
     response: {
       201: answer('DashboardImported', 'Imported'),

@@ -1,16 +1,11 @@
-import { answer, DRY_RUN, oneOf, pathParams, route, schemaFile, USER_ID, type Auth } from './common.ts';
+import { answer, oneOf, pathParams, route, schemaFile, writeVariant } from './common.ts';
 
-const importPipeline = (auth: Auth) =>
+const importPipeline = (auth: 'apiKey' | 'session') =>
   route({
-    method: 'POST',
-    operationId: auth === 'apiKey' ? 'importPipeline' : 'importPipelineSession',
-    summary: auth === 'apiKey' ? 'Import a pipeline (spec 4.4)' : 'Import a pipeline, browser session',
+    ...writeVariant(auth, 'importPipeline', { apiKey: 'Import a pipeline (spec 4.4)', session: 'Import a pipeline, browser session' }),
     description: 'Writes `pipelines/<name>.yaml` and reconciles it at once. Failures answer `{success: false, message}` (spec 4.4).',
     tags: ['pipelines'],
-    auth,
     errors: 'MessageError',
-    ...(auth === 'apiKey' ? {} : { params: pathParams({ userId: USER_ID }) }),
-    querystring: DRY_RUN,
     body: schemaFile('pipeline'),
     response: {
       201: answer('PipelineImported', 'Imported: status draft, every step configured'),

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeTestApp, type TestApp } from '../../helpers/runtime.ts';
+import { makeTestApp, type TestApp } from '../helpers/runtime.ts';
 
 describe('OpenAPI', () => {
   let t: TestApp;
