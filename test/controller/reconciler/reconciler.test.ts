@@ -239,11 +239,22 @@ describe('Reconciler', () => {
   it('reconciles one file on demand and answers with its outcome (the API path)', async () => {
     t = await makeTestRuntime();
     t.write('core/x.yaml', core('x'));
-    const outcome = await t.rt.reconciler.reconcilePath('core/x.yaml');
-    expect(outcome).toEqual({ key: 'CoreModel/x', phase: 'Synced', message: '', resourceIds: { modelId: 'SM2026A00001' } });
+    const file = t.rt.source.read('core/x.yaml');
+    if (!file) throw new Error('core/x.yaml not readable');
+    const outcome = await t.rt.reconciler.reconcileFile(file);
+    expect(outcome).toEqual({
+      key: 'CoreModel/x',
+      kind: 'CoreModel',
+      name: 'x',
+      phase: 'Synced',
+      reason: null,
+      message: '',
+      resourceIds: { modelId: 'SM2026A00001' },
+      retryAfterMs: null,
+    });
     t.remove('core/x.yaml');
-    const gone = await t.rt.reconciler.reconcilePath('core/x.yaml');
-    expect(gone).toMatchObject({ key: 'CoreModel/x', phase: 'Pruned' });
+    const gone = await t.rt.reconciler.reconcileRemoved('core/x.yaml');
+    expect(gone).toMatchObject({ key: 'CoreModel/x', phase: 'Pruned', reason: null });
   });
 
   it('plans creates, updates, prunes and invalid files without changing anything', async () => {
@@ -256,7 +267,7 @@ describe('Reconciler', () => {
     t.remove('b.yaml');
     t.write('c.yaml', core('c'));
     t.write('d.yaml', 'nope: [');
-    const plan = await t.rt.reconciler.plan(['a.yaml', 'c.yaml', 'd.yaml']);
+    const plan = await t.rt.plan();
     expect(plan.map((p) => [p.action, p.key])).toEqual([
       ['update', 'CoreModel/a'],
       ['create', 'CoreModel/c'],
