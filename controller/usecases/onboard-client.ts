@@ -39,7 +39,7 @@ export class OnboardClient {
       if (existing?.status === 'ACTIVE') return { status: 'ALREADY_EXISTS', client: onboardView(existing) };
       if (opts.dryRun) {
         const planned = planOnboarding({ db: rt.db, applier: clientApplier, manifest: { ...manifest, spec } as Manifest<ClientSpec>, actor: caller.userId, now: rt.clock() });
-        if (!planned.ok) throw new StepError(planned.step, planned.error.replace(/^[^:]+: /, ''), { dryRun: true, status: 'FAILED' });
+        if (!planned.ok) throw new StepError(planned.error.step, planned.error.reason, { dryRun: true, status: 'FAILED' });
         return { status: 'DRY_RUN', plan: planned.plan };
       }
       const result = await rt.submitter.submit({ relPath: clientManifestPath(clientId), manifest, caller, message: `onboard client ${clientId}` });

@@ -154,6 +154,43 @@ describe('Reconciler', () => {
     expect(t.rt.db.prepare('SELECT COUNT(*) AS n FROM core_models').get()).toEqual({ n: 1 });
   });
 
+  it('a refused prune clears once the files are restored: status, reason and pruneBlocked', async () => {
+    t = await makeTestRuntime();
+    for (const n of ['a', 'b', 'c', 'd']) t.write(`${n}.yaml`, core(n));
+    await t.sync();
+    for (const n of ['a', 'b', 'c']) t.remove(`${n}.yaml`);
+    await t.sync();
+    expect(t.rt.reconciler.status.get('CoreModel/a')).toMatchObject({ phase: 'Synced', reason: 'prune-blocked' });
+    for (const n of ['a', 'b', 'c']) t.write(`${n}.yaml`, core(n));
+    const restored = await t.sync();
+    expect(restored.pruneBlocked).toBeUndefined();
+    expect(t.rt.reconciler.pruneBlocked).toBeUndefined();
+    for (const n of ['a', 'b', 'c']) expect(t.rt.reconciler.status.get(`CoreModel/${n}`)).toMatchObject({ phase: 'Synced', reason: null, message: '' });
+  });
+
+  it('a refused prune is recorded in the store: a restart still reports it', async () => {
+    t = await makeTestRuntime();
+    for (const n of ['a', 'b', 'c', 'd']) t.write(`${n}.yaml`, core(n));
+    await t.sync();
+    for (const n of ['a', 'b', 'c']) t.remove(`${n}.yaml`);
+    await t.sync();
+    t = await t.restart();
+    expect(t.rt.reconciler.pruneBlocked?.keys).toEqual(['CoreModel/a', 'CoreModel/b', 'CoreModel/c']);
+  });
+
+  it('records the failing step as the reason, apart from the message, and clears it on success', async () => {
+    t = await makeTestRuntime();
+    t.write('broken.yaml', 'kind: [');
+    t.write('schema.yaml', { apiVersion: 'bi.controller/v1', kind: 'CoreModel', metadata: { name: 'x' }, spec: {} });
+    await t.sync();
+    expect(t.rt.reconciler.status.get('File/broken.yaml')).toMatchObject({ phase: 'Invalid', reason: 'parse' });
+    expect(t.rt.reconciler.status.get('File/schema.yaml')).toMatchObject({ phase: 'Invalid', reason: 'schema' });
+    t.write('schema.yaml', core('x'));
+    await t.sync();
+    expect(t.rt.reconciler.status.get('CoreModel/x')).toMatchObject({ phase: 'Synced', reason: null });
+    expect(t.rt.reconciler.status.get('File/schema.yaml')).toBeUndefined();
+  });
+
   it('applies kinds in dependency order on a full sync and prunes dependents first', async () => {
     const calls: string[] = [];
     const recorder = (kind: string, order: number): Applier => ({
