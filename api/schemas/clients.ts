@@ -14,7 +14,7 @@ const onboard = (auth: 'apiKey' | 'admin') =>
       403: answer('ErrorBody', 'The API key is scoped to another client (or, with a session: CSRF, another user, Admin role required)'),
       409: answer('ErrorBody', 'The connection belongs to another client; nothing written'),
       422: oneOf(['OnboardFailed', 'OnboardPlanFailed'], 'A step failed: everything created is removed, a FAILED entry kept for audit'),
-      503: answer('ErrorBody', 'The manifest could not be recorded (folder not writable, git push refused); nothing applied'),
+      503: oneOf(['ErrorBody', 'OnboardFailed'], 'The manifest could not be recorded or applied for want of the store (folder not writable, git push refused, store busy); nothing kept'),
     },
   });
 
