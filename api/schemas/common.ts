@@ -78,6 +78,8 @@ export interface RouteDoc {
   body?: Json;
   /** The body may be left out (@fastify/swagger marks every body required). */
   bodyOptional?: boolean;
+  /** The route takes the raw bytes of any media type (no JSON parsing: no 400 or 415 from it). */
+  rawBody?: boolean;
   /** Status → response; the guard's failures, 500 and the body's failures are added. */
   response: Record<number, Json>;
   errors?: ErrorVariant;
@@ -120,9 +122,11 @@ export function route(d: RouteDoc): FastifySchema {
   const err = d.errors ?? 'ErrorBody';
   const response: Record<number, Json> = { ...guardResponses(d.auth) };
   if (d.method === 'POST') {
-    response[400] = answer(err, 'Malformed JSON, an empty body, or a body nested too deep');
     response[413] = answer(err, 'The body is larger than the limit (BI_BODY_LIMIT)');
-    response[415] = answer(err, 'Unsupported content type: send application/json');
+    if (!d.rawBody) {
+      response[400] = answer(err, 'Malformed JSON, an empty body, or a body nested too deep');
+      response[415] = answer(err, 'Unsupported content type: send application/json');
+    }
   }
   Object.assign(response, d.response);
   response[500] ??= answer(err, 'Internal server error (details in the log)');

@@ -49,7 +49,8 @@ export const reconcilerSchemas = {
     summary: 'Git push hook: fetch and sync at once (HMAC SHA-256 of the body in X-Hub-Signature-256)',
     tags: ['reconciler'],
     auth: 'none',
-    body: { type: 'object', description: "the push event, as the git host sends it; only its signature is read", additionalProperties: true },
+    rawBody: true,
+    body: { type: 'object', description: 'the push event as the git host sends it (any media type); only its signature is checked', additionalProperties: true },
     response: {
       202: answer('WebhookAccepted', 'Accepted; the sync runs in the background'),
       401: answer('ErrorBody', '`Invalid signature`'),
