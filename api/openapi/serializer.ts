@@ -24,7 +24,12 @@ export function responseSerializer(schemas: SchemaRegistry): FastifySerializerCo
     const text = JSON.stringify(schema);
     let serialize = byText.get(text);
     if (!serialize) {
-      serialize = fastJson(schema as fastJson.Schema, { schema: externals as unknown as Record<string, fastJson.Schema> }) as Serialize;
+      // The payload schemas put `required` and `properties` in if/then branches without `type`;
+      // fast-json-stringify's own Ajv would log a strictTypes warning for each.
+      serialize = fastJson(schema as fastJson.Schema, {
+        schema: externals as unknown as Record<string, fastJson.Schema>,
+        ajv: { strictTypes: false },
+      }) as Serialize;
       byText.set(text, serialize);
     }
     return serialize;

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { authFor } from '../../../controller/auth/runtime-auth.ts';
-import { loginAs } from '../../helpers/auth.ts';
+import { createUserWithKey, loginAs } from '../../helpers/auth.ts';
 import { makeTestApp, type TestApp } from '../../helpers/runtime.ts';
+import { packageWithDashboard, writeCoreModel } from '../../controller/kinds/client/fixtures.ts';
 
 type Json = Record<string, unknown>;
 
@@ -44,5 +45,26 @@ describe('response schemas as serialization guards', () => {
     for (const item of Object.values(doc.paths)) for (const op of Object.values(item)) visit(op.responses);
     expect(names).toContain('keyPrefix');
     expect(names.filter((n) => NEVER_SENT.test(n))).toEqual([]);
+  });
+});
+
+describe('response schemas declare every field the routes send', () => {
+  let t: TestApp;
+  afterEach(async () => t.close());
+
+  it("an onboarded client's status and audit carry all its resource IDs and flags", async () => {
+    t = await makeTestApp();
+    writeCoreModel(t);
+    await t.sync();
+    const key = await createUserWithKey(t);
+    const onboarded = await t.app.inject({ method: 'POST', url: '/v1/sdk/client/onboard', headers: key.headers, payload: packageWithDashboard('ACME') });
+    expect(onboarded.statusCode).toBe(201);
+    const stored = t.rt.reconciler.status.get('Client/ACME')?.resourceIds;
+    expect(stored).toMatchObject({ connectionCreated: expect.any(Boolean), vdmIds: expect.any(Array) });
+    const admin = await loginAs(t, { role: 'admin' });
+    const status = await t.app.inject({ url: '/v1/reconciler/status?kind=Client', headers: admin.headers });
+    expect(status.json().items[0].resourceIds).toEqual(stored);
+    const audit = await t.app.inject({ url: `/v1/bi/admin/clients/ACME/audit/${admin.userId}`, headers: admin.headers });
+    expect(audit.json().manifest.resourceIds).toEqual(stored);
   });
 });
