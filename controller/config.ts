@@ -15,6 +15,8 @@ export interface Config {
   adminUser?: string;
   adminPassword?: string;
   secretKey?: string;
+  /** Bearer token `GET /metrics` requires; open when unset. */
+  metricsToken?: string;
   git?: GitConfig;
 }
 
@@ -68,6 +70,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     adminUser: env.BI_ADMIN_USER || undefined,
     adminPassword: env.BI_ADMIN_PASSWORD || undefined,
     secretKey: env.BI_SECRET_KEY || undefined,
+    metricsToken: env.BI_METRICS_TOKEN || undefined,
     git,
     ...overrides,
   };

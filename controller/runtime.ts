@@ -9,7 +9,10 @@ import { KeyedMutex } from './mutex.ts';
 import { Reconciler } from './reconciler/reconciler.ts';
 import type { PlanEntry, SyncReport } from './reconciler/types.ts';
 import { WriterLock } from './git/lock.ts';
-import { GitRepo } from './git/repo.ts';
+import { gitMessage, GitRepo, isNonFastForward } from './git/repo.ts';
+import { ControllerMetrics } from './metrics/metrics.ts';
+import type { RunOutcome } from './metrics/runs.ts';
+import { Notifications } from './notify/notifications.ts';
 import { DirectorySource } from './sources/directory.ts';
 import { GitSource } from './sources/git.ts';
 import { openStore, type Store } from './store/db.ts';
@@ -60,6 +63,10 @@ export class Runtime {
   readonly log: Logger;
   /** Serializes API writes per object (`Client/ACME`). */
   readonly locks = new KeyedMutex();
+  /** The `bi_` metrics of `GET /metrics`. */
+  readonly metrics: ControllerMetrics;
+  /** Notifier manifests' dispatcher and delivery queue. */
+  readonly notifications: Notifications;
   readonly #shutdown: ShutdownHook[] = [];
   #stopped = false;
   /** API writes in flight: stop() lets them finish before the store closes. */
@@ -94,6 +101,26 @@ export class Runtime {
     });
     source.connect(this.reconciler);
     this.submitter = new ManifestSubmitter({ writer: this.writer, reconciler: this.reconciler, track: (fn) => this.track(fn) });
+    this.notifications = new Notifications({
+      db: this.db,
+      status: this.reconciler.status.list(),
+      clock: this.clock,
+      scheduler: opts.scheduler,
+      random: opts.random,
+      log: this.log,
+      self: { host: opts.config.host, port: opts.config.port },
+      onAttempt: (d, result) => this.metrics.notifications.inc({ notifier: d.notifier, event: d.event, result }),
+    });
+    this.metrics = new ControllerMetrics({ db: this.db, queue: () => this.reconciler.queueStats, notificationDepth: () => this.notifications.depth });
+    // Registered first, so it runs last at shutdown: deliveries in flight finish before the store closes.
+    this.onShutdown(async () => {
+      await this.notifications.idle();
+      this.notifications.stop();
+    });
+    this.reconciler.on('event', (e) => {
+      this.metrics.observeReconcile(e);
+      this.notifications.onReconcileEvent(e);
+    });
     this.reconciler.on('event', (e) => {
       if (e.type === 'step') this.log.debug({ key: e.key, step: e.step }, 'step');
       else if (e.type === 'prune-blocked') this.log.warn({ key: e.key, message: e.message }, 'prune-blocked');
@@ -113,6 +140,11 @@ export class Runtime {
       url: git.url,
       branch: git.branch,
       committer: { name: git.authorName, email: git.authorEmail },
+      observe: (op, seconds, error) => {
+        this.metrics.observeGit(op, seconds, error);
+        // A push the remote refused because it moved is the normal race, resolved by rebasing.
+        if (error === undefined || !isNonFastForward(error)) this.notifications.onGit(op, git.branch, error === undefined ? undefined : gitMessage(error));
+      },
     });
     const lock = new WriterLock();
     const source = new GitSource({
@@ -153,6 +185,12 @@ export class Runtime {
   /** What a sync would change (bictl diff), changing nothing. */
   async plan(): Promise<PlanEntry[]> {
     return this.reconciler.plan(await this.source.snapshot());
+  }
+
+  /** A pipeline run finished: the run lifecycle calls this once per run (metrics and notifications). */
+  runFinished(run: RunOutcome): void {
+    this.metrics.observe(run);
+    this.notifications.onRun(run);
   }
 
   onShutdown(hook: ShutdownHook): void {
