@@ -17,10 +17,14 @@ export interface Scrape {
 export async function scrape(app: FastifyInstance, headers: Record<string, string> = {}): Promise<Scrape> {
   const res = await app.inject({ url: '/metrics', headers });
   if (res.statusCode !== 200) throw new Error(`GET /metrics answered ${res.statusCode} ${res.body}`);
+  return parseScrape(res.body);
+}
+
+export function parseScrape(text: string): Scrape {
   return {
-    text: res.body,
-    families: parsePrometheusTextFormat(res.body),
-    samples: parsePrometheusTextFormat(res.body.replace(/^(# TYPE \S+) histogram$/gm, '$1 untyped')),
+    text,
+    families: parsePrometheusTextFormat(text),
+    samples: parsePrometheusTextFormat(text.replace(/^(# TYPE \S+) histogram$/gm, '$1 untyped')),
   };
 }
 
