@@ -152,7 +152,7 @@ export class OutcomeTracker {
       message:
         run.status === 'succeeded'
           ? `Pipeline/${name} run ${run.runId} succeeded: ${run.rowsRead} rows read, ${run.rowsWritten} written, ${run.rowsRejected} rejected`
-          : `Pipeline/${name} run ${run.runId} failed${run.failedStep ? ` at ${run.failedStep}` : ''}: ${run.error ?? 'unknown error'}`,
+          : `Pipeline/${name} run ${run.runId} failed${run.failedStep ? ` at ${run.failedStep}` : ''}: ${withoutStep(run.error ?? 'unknown error', run.failedStep)}`,
       changes: {
         ...(run.failedStep ? { failedStep: run.failedStep } : {}),
         run: { runId: run.runId, status: run.status, durationMs: run.durationMs, rowsRead: run.rowsRead, rowsWritten: run.rowsWritten, rowsRejected: run.rowsRejected },
@@ -178,8 +178,9 @@ function describe(e: PhaseEvent, event: NotificationEvent): string {
   const at = e.revision ? ` at revision ${e.revision.slice(0, 12)}` : '';
   switch (event) {
     case 'object.failed':
-    case 'client.failed':
-      return `${id} ${e.phase === 'Invalid' ? 'is invalid' : 'failed'}${e.reason ? ` (${e.reason})` : ''}${at}: ${e.message}`;
+    case 'client.failed': {
+      return `${id} ${e.phase === 'Invalid' ? 'is invalid' : 'failed'}${e.reason ? ` (${e.reason})` : ''}${at}: ${withoutStep(e.message, e.reason)}`;
+    }
     case 'object.recovered':
       return `${id} recovered: Synced${at}`;
     case 'client.onboarded':
@@ -189,4 +190,9 @@ function describe(e: PhaseEvent, event: NotificationEvent): string {
     default:
       return `${id}: ${e.phase}`;
   }
+}
+
+/** A recorded message starts with its step (`create model: …`); the notification says the step once. */
+function withoutStep(message: string, step: string | null | undefined): string {
+  return step && message.startsWith(`${step}: `) ? message.slice(step.length + 2) : message;
 }

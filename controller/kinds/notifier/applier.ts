@@ -34,7 +34,7 @@ export const notifierApplier: Applier<NotifierSpec> = {
   },
   check(_db, manifest): Problem[] {
     const env = manifest.spec.secretEnv;
-    return env && !process.env[env] ? [{ path: 'spec.secretEnv', message: `environment variable ${env} is not set` }] : [];
+    return env && !process.env[env] ? [{ path: 'spec.secretEnv', message: `spec.secretEnv names the environment variable ${env}, which is not set` }] : [];
   },
   apply(ctx: ApplyContext<NotifierSpec>) {
     const { db, manifest, now } = ctx;

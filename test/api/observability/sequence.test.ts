@@ -74,11 +74,11 @@ describe('onboarding, failing, recovering, pruning and running pipelines', () =>
     }
     expect(rx.received.map((r) => r.body.message)).toEqual([
       'Client/ACME onboarded',
-      expect.stringMatching(/^Client\/ACME failed \(create model\): /),
+      'Client/ACME failed (create model): core model SM2026A09999 does not exist',
       'Client/ACME recovered: Synced',
       'Client/ACME deleted (its manifest was removed)',
       'Pipeline/orders run R2026A00001 succeeded: 120 rows read, 100 written, 20 rejected',
-      'Pipeline/orders run R2026A00002 failed at load: load: relation "orders" does not exist',
+      'Pipeline/orders run R2026A00002 failed at load: relation "orders" does not exist',
     ]);
 
     // The scrape: the same sequence in figures.

@@ -195,7 +195,7 @@ describe('Notifications', () => {
     expect(rx.received[0].body).toMatchObject({
       kind: 'Pipeline',
       name: 'orders',
-      message: 'Pipeline/orders run R1 failed at load: load: table missing',
+      message: 'Pipeline/orders run R1 failed at load: table missing',
       changes: { failedStep: 'load', run: { runId: 'R1', status: 'failed', durationMs: 1500, rowsRead: 10, rowsWritten: 0, rowsRejected: 2 } },
     });
     expect(rx.received[2].body).toMatchObject({ kind: 'Git', name: 'main', message: 'git fetch of main failed: could not read from remote' });
