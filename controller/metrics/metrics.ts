@@ -41,76 +41,29 @@ export class ControllerMetrics implements RunMetrics {
   readonly #maxClients: number;
   #defaults = false;
 
-  readonly reconcileDuration = new Histogram({
-    name: 'bi_reconcile_duration_seconds',
-    help: 'Time to reconcile one object (validate, apply in one transaction, record), by kind and result.',
-    labelNames: ['kind', 'result'] as const,
-    buckets: SECONDS,
-    registers: [this.registry],
-  });
-  readonly reconcileTotal = new Counter({
-    name: 'bi_reconcile_total',
-    help: 'Recorded reconcile results by kind and result (synced, failed, invalid, pruned, pending).',
-    labelNames: ['kind', 'result'] as const,
-    registers: [this.registry],
-  });
-  readonly pruneBlocked = new Counter({
-    name: 'bi_prune_blocked_total',
-    help: 'Objects the mass-prune guard kept in place, by kind.',
-    labelNames: ['kind'] as const,
-    registers: [this.registry],
-  });
-  readonly gitDuration = new Histogram({
-    name: 'bi_git_operation_duration_seconds',
-    help: 'Duration of git fetch and push against the remote.',
-    labelNames: ['operation'] as const,
-    buckets: SECONDS,
-    registers: [this.registry],
-  });
-  readonly gitFailures = new Counter({
-    name: 'bi_git_operation_failures_total',
-    help: 'git fetch and push operations that failed.',
-    labelNames: ['operation'] as const,
-    registers: [this.registry],
-  });
-  readonly httpDuration = new Histogram({
-    name: 'bi_http_request_duration_seconds',
-    help: 'HTTP request duration by method, route template and status class.',
-    labelNames: ['method', 'route', 'status_class'] as const,
-    buckets: SECONDS,
-    registers: [this.registry],
-  });
-  readonly authRefusals = new Counter({
-    name: 'bi_auth_refusals_total',
-    help: 'Refused API keys, logins and sessions, by method and reason.',
-    labelNames: ['method', 'reason'] as const,
-    registers: [this.registry],
-  });
-  readonly runsTotal = new Counter({
-    name: 'bi_pipeline_runs_total',
-    help: 'Finished pipeline runs by status.',
-    labelNames: ['status'] as const,
-    registers: [this.registry],
-  });
-  readonly runDuration = new Histogram({
-    name: 'bi_pipeline_run_duration_seconds',
-    help: 'Pipeline run duration by status.',
-    labelNames: ['status'] as const,
-    buckets: RUN_SECONDS,
-    registers: [this.registry],
-  });
-  readonly runRows = new Counter({
-    name: 'bi_pipeline_rows_total',
-    help: 'Rows of finished pipeline runs: read, written or rejected.',
-    labelNames: ['direction'] as const,
-    registers: [this.registry],
-  });
-  readonly notifications = new Counter({
-    name: 'bi_notifications_total',
-    help: 'Notification deliveries by notifier (one per Notifier manifest), event and result (delivered, retried, failed).',
-    labelNames: ['notifier', 'event', 'result'] as const,
-    registers: [this.registry],
-  });
+  readonly reconcileDuration = this.#histogram('bi_reconcile_duration_seconds', 'Time to reconcile one object (validate, apply in one transaction, record), by kind and result.', ['kind', 'result'], SECONDS);
+  readonly reconcileTotal = this.#counter('bi_reconcile_total', 'Recorded reconcile results by kind and result (synced, failed, invalid, pruned, pending).', ['kind', 'result']);
+  readonly pruneBlocked = this.#counter('bi_prune_blocked_total', 'Objects the mass-prune guard kept in place, by kind.', ['kind']);
+  readonly gitDuration = this.#histogram('bi_git_operation_duration_seconds', 'Duration of git fetch and push against the remote.', ['operation'], SECONDS);
+  readonly gitFailures = this.#counter('bi_git_operation_failures_total', 'git fetch and push operations that failed.', ['operation']);
+  readonly httpDuration = this.#histogram('bi_http_request_duration_seconds', 'HTTP request duration by method, route template and status class.', ['method', 'route', 'status_class'], SECONDS);
+  readonly authRefusals = this.#counter('bi_auth_refusals_total', 'Refused API keys, logins and sessions, by method and reason.', ['method', 'reason']);
+  readonly runsTotal = this.#counter('bi_pipeline_runs_total', 'Finished pipeline runs by status.', ['status']);
+  readonly runDuration = this.#histogram('bi_pipeline_run_duration_seconds', 'Pipeline run duration by status.', ['status'], RUN_SECONDS);
+  readonly runRows = this.#counter('bi_pipeline_rows_total', 'Rows of finished pipeline runs: read, written or rejected.', ['direction']);
+  readonly notifications = this.#counter('bi_notifications_total', 'Notification deliveries by notifier (one per Notifier manifest), event and result (delivered, retrying, failed).', [
+    'notifier',
+    'event',
+    'result',
+  ]);
+
+  #counter<L extends string>(name: string, help: string, labelNames: readonly L[]): Counter<L> {
+    return new Counter({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  #histogram<L extends string>(name: string, help: string, labelNames: readonly L[], buckets: number[]): Histogram<L> {
+    return new Histogram({ name, help, labelNames, buckets, registers: [this.registry] });
+  }
 
   constructor(opts: ControllerMetricsOptions) {
     this.#maxClients = opts.maxClientLabels ?? 50;

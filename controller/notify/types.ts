@@ -54,24 +54,6 @@ export interface Subject {
   clientId?: string;
 }
 
-/**
- * One operation's outcome, to be sent once to each Notifier whose filters it passes. `events`
- * lists its names, the most specific first (a Client's failure is `client.failed`, and also
- * `object.failed` for a Notifier that asked only for that); a Notifier gets the first it subscribes to.
- */
-export interface Notification {
-  events: NotificationEvent[];
-  /** The objects concerned (several for one refused mass prune); empty for git events. */
-  subjects: Subject[];
-  kind: string;
-  name: string;
-  clientId?: string;
-  revision?: string;
-  message: string;
-  changes?: Changes;
-  at: string;
-}
-
 /** The webhook body, exactly as DESIGN.md writes it. */
 export interface WebhookBody {
   event: NotificationEvent;
@@ -82,4 +64,15 @@ export interface WebhookBody {
   message: string;
   changes?: Changes;
   at: string;
+}
+
+/**
+ * One operation's outcome, to be sent once to each Notifier whose filters it passes. `events`
+ * lists its names, the most specific first (a Client's failure is `client.failed`, and also
+ * `object.failed` for a Notifier that asked only for that); a Notifier gets the first it subscribes to.
+ */
+export interface Notification extends Omit<WebhookBody, 'event'> {
+  events: NotificationEvent[];
+  /** The objects concerned (several for one refused mass prune); empty for git events. */
+  subjects: Subject[];
 }
