@@ -113,13 +113,19 @@ export class Runtime {
     });
     this.metrics = new ControllerMetrics({ db: this.db, queue: () => this.reconciler.queueStats, notificationDepth: () => this.notifications.depth });
     // Registered first, so it runs last at shutdown: deliveries in flight finish before the store closes.
+    // A receiver that hangs delays the stop by 2 s at most (its attempt's own timeout is 10 s).
     this.onShutdown(async () => {
-      await this.notifications.idle();
+      await Promise.race([this.notifications.idle(), new Promise<void>((resolve) => setTimeout(resolve, 2000).unref())]);
       this.notifications.stop();
     });
     this.reconciler.on('event', (e) => {
-      this.metrics.observeReconcile(e);
-      this.notifications.onReconcileEvent(e);
+      // Observers never fail a reconcile: the Recorder emits inside the loop.
+      try {
+        this.metrics.observeReconcile(e);
+        this.notifications.onReconcileEvent(e);
+      } catch (err) {
+        this.log.error({ err: (err as Error).message, key: e.key }, 'observing an event failed');
+      }
     });
     this.reconciler.on('event', (e) => {
       if (e.type === 'step') this.log.debug({ key: e.key, step: e.step }, 'step');

@@ -63,12 +63,19 @@ export class GitRepo {
 
   async #observed<T>(op: 'fetch' | 'push', run: () => Promise<T>): Promise<T> {
     const started = performance.now();
+    const tell = (error?: unknown) => {
+      try {
+        this.#observe?.(op, (performance.now() - started) / 1000, error);
+      } catch {
+        // An observer's fault never changes the outcome of a git operation.
+      }
+    };
     try {
       const out = await run();
-      this.#observe?.(op, (performance.now() - started) / 1000);
+      tell();
       return out;
     } catch (err) {
-      this.#observe?.(op, (performance.now() - started) / 1000, err);
+      tell(err);
       throw err;
     }
   }

@@ -70,6 +70,8 @@ describe('git operations observed: metrics and notifications', () => {
         ['fetch', false],
         ['push', true],
       ]);
+      const throwing = new GitRepo({ dir, url: remote.url, branch: 'main', committer: { name: 'c', email: 'c@example.com' }, observe: () => { throw new Error('observer bug'); } });
+      expect(await throwing.fetch()).toBe(remote.remoteHead());
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

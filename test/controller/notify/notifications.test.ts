@@ -200,4 +200,12 @@ describe('Notifications', () => {
     });
     expect(rx.received[2].body).toMatchObject({ kind: 'Git', name: 'main', message: 'git fetch of main failed: could not read from remote' });
   });
+
+  it('an observer that throws never fails a reconcile', async () => {
+    t.rt.metrics.observeReconcile = () => {
+      throw new Error('observer bug');
+    };
+    await t.sync();
+    expect(t.rt.reconciler.status.get('CoreModel/core-SM2026A00001')).toMatchObject({ phase: 'Synced', reason: null });
+  });
 });
