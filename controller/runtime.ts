@@ -126,8 +126,6 @@ export class Runtime {
       } catch (err) {
         this.log.error({ err: (err as Error).message, key: e.key }, 'observing an event failed');
       }
-    });
-    this.reconciler.on('event', (e) => {
       if (e.type === 'step') this.log.debug({ key: e.key, step: e.step }, 'step');
       else if (e.type === 'prune-blocked') this.log.warn({ key: e.key, message: e.message }, 'prune-blocked');
       else if (e.phase === 'Failed' || e.phase === 'Invalid') this.log.warn({ key: e.key, phase: e.phase, reason: e.reason, message: e.message }, 'phase');
