@@ -74,11 +74,20 @@ const PARSERS: Record<number, (v: string) => unknown> = {
     const n = Number(v);
     return Number.isSafeInteger(n) ? n : BigInt(v);
   },
-  1700: (v) => (v.replace(/^[-+]?0*|\.|e.*$/gi, '').replace(/0+$/, '').length <= 15 && Number.isFinite(Number(v)) ? Number(v) : v),
+  1700: (v) => {
+    const n = Number(v);
+    // 15 significant digits or fewer survive the trip through a double exactly
+    return Number.isFinite(n) && (v.length <= 16 || v.replace(/^[-+]?0*|\.|e.*$/gi, '').replace(/0+$/, '').length <= 15) ? n : v;
+  },
   // date → UTC midnight, timestamp without time zone → read as UTC (never the controller's local zone)
   1082: (v) => new Date(`${v}T00:00:00Z`),
   1114: (v) => new Date(`${v.replace(' ', 'T')}Z`),
 };
+
+/** The text-format parser of a PostgreSQL type (query results and COPY text share the representation). */
+export function textParser(oid: number): (v: string) => unknown {
+  return PARSERS[oid] ?? (pg.types.getTypeParser(oid, 'text') as (v: string) => unknown);
+}
 
 const types = {
   getTypeParser: (oid: number, format?: 'text' | 'binary') => {

@@ -131,6 +131,8 @@ export class StreamingPipelineEngine implements PipelineEngine {
       let stream: AsyncIterable<Batch> = (async function* () {})();
       tracked.forEach((t, i) => {
         stream = this.#wrap(t, i, stream, input, hooks, report, clock);
+        // A source reads its next batch while the steps after it work on the previous one.
+        if (t.step.type === 'source') stream = readAhead(stream, 2);
       });
       for (const t of tracked) {
         t.progress.status = 'running';
@@ -253,6 +255,43 @@ export class StreamingPipelineEngine implements PipelineEngine {
       if (checks) p.checks = checks;
       report(t);
     })();
+  }
+}
+
+/**
+ * Pulls up to `depth` batches ahead of the consumer (bounded: memory stays a few batches). Errors
+ * surface in order, after the batches read before them.
+ */
+export async function* readAhead<T>(source: AsyncIterable<T>, depth: number): AsyncIterable<T> {
+  const it = source[Symbol.asyncIterator]();
+  const queue: Promise<IteratorResult<T>>[] = [];
+  let done = false;
+  const fill = (): void => {
+    while (!done && queue.length < depth) {
+      const next = it.next();
+      queue.push(next);
+      next.then(
+        (r) => {
+          if (r.done) done = true;
+        },
+        () => {
+          done = true;
+        },
+      );
+      // only one outstanding pull at a time: an async generator queues them anyway
+      break;
+    }
+  };
+  try {
+    fill();
+    while (queue.length > 0) {
+      const r = await (queue.shift() as Promise<IteratorResult<T>>);
+      if (r.done) return;
+      fill();
+      yield r.value;
+    }
+  } finally {
+    await it.return?.().catch(() => {});
   }
 }
 
