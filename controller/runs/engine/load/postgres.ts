@@ -5,7 +5,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import type { Batch, Row } from '../../types.ts';
 import { ident, qualified } from '../connections.ts';
 import { type ColumnKind, type Family, familyOf, fits, kindOf, sqlType, widen } from './columns.ts';
-import { type Encoder, encodeBatch, encoderFor } from './copy-text.ts';
+import { type BatchEncoder, compileBatchEncoder } from './copy-text.ts';
 
 export type LoadMode = 'replace' | 'append' | 'merge';
 
@@ -53,7 +53,7 @@ export class PostgresTableWriter {
   #copy: CopyStream | undefined;
   #copyError: Error | undefined;
   #copyTarget: string;
-  #encoders: Encoder[] = [];
+  #encode: BatchEncoder = () => '';
   #copied = 0;
   readonly nonNull = new Map<string, number>();
 
@@ -88,7 +88,7 @@ export class PostgresTableWriter {
     await this.#evolve(batch);
     const copy = await this.#stream();
     const counts = new Float64Array(this.#columns.length);
-    const chunk = encodeBatch(batch, this.#columns.map((c) => c.name), this.#encoders, counts);
+    const chunk = this.#encode(batch, counts);
     this.#columns.forEach((c, i) => this.nonNull.set(c.name, (this.nonNull.get(c.name) ?? 0) + (counts[i] as number)));
     if (!copy.write(chunk)) await Promise.race([once(copy, 'drain'), once(copy, 'error')]);
     if (this.#copyError) throw this.#copyError;
@@ -152,7 +152,7 @@ export class PostgresTableWriter {
       await client.query(`CREATE TEMP TABLE ${this.#copyTarget} (LIKE ${this.#target}) ON COMMIT DROP`);
       await client.query(`ALTER TABLE ${this.#copyTarget} ADD COLUMN ${MERGE_ORDER} bigserial`);
     }
-    this.#encoders = this.#columns.map((c) => encoderFor(c.dataType));
+    this.#encode = compileBatchEncoder(this.#columns.map((c) => c.name), this.#columns.map((c) => c.dataType));
   }
 
   /** Checks an existing table, or widens/extends a created one, before a batch is copied. */
@@ -210,7 +210,7 @@ export class PostgresTableWriter {
       col.dataType = sqlType(col.kind);
       for (const t of tables) await this.#o.client.query(`ALTER TABLE ${t} ALTER COLUMN ${ident(col.name)} TYPE ${col.dataType} USING ${ident(col.name)}::${col.dataType}`);
     }
-    this.#encoders = cols.map((c) => encoderFor(c.dataType));
+    this.#encode = compileBatchEncoder(cols.map((c) => c.name), cols.map((c) => c.dataType));
   }
 
   async #stream(): Promise<CopyStream> {

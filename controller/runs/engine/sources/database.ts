@@ -32,30 +32,38 @@ export async function* postgresTableRows(conn: ResolvedConnection, egress: Egres
     const names = shape.fields.map((f) => f.name);
     const parsers = shape.fields.map((f) => textParser(f.dataTypeID));
     const width = names.length;
-    const copy = client.query(copyTo(`COPY (SELECT * FROM ${table}) TO STDOUT`));
+    // A few MB of buffer: PostgreSQL keeps sending while the steps work on earlier batches.
+    const copy = client.query(copyTo(`COPY (SELECT * FROM ${table}) TO STDOUT`, { highWaterMark: 4 * 1024 * 1024 }));
     let rest: Buffer | undefined;
     let batch: Batch = [];
-    const parseLine = (line: string): Row => {
-      const cells = line.split('\t');
-      const row: Row = {};
-      for (let i = 0; i < width; i++) {
-        const cell = cells[i] as string;
-        row[names[i] as string] = cell === '\\N' ? null : (parsers[i] as (v: string) => unknown)(unescape(cell));
-      }
-      return row;
-    };
     for await (const chunk of copy as AsyncIterable<Buffer>) {
       const data = rest ? Buffer.concat([rest, chunk]) : chunk;
+      const end = data.lastIndexOf(NEWLINE);
+      if (end === -1) {
+        rest = data;
+        continue;
+      }
+      // One decode per chunk; lines and cells are slices of it.
+      const text = data.toString('utf8', 0, end + 1);
+      rest = end + 1 < data.length ? data.subarray(end + 1) : undefined;
       let start = 0;
-      for (let nl = data.indexOf(NEWLINE, start); nl !== -1; nl = data.indexOf(NEWLINE, start)) {
-        batch.push(parseLine(data.toString('utf8', start, nl)));
+      while (start < text.length) {
+        const nl = text.indexOf('\n', start);
+        const row: Row = {};
+        let from = start;
+        for (let i = 0; i < width; i++) {
+          const tab = i === width - 1 ? nl : text.indexOf('\t', from);
+          const cell = text.slice(from, tab);
+          row[names[i] as string] = cell === '\\N' ? null : (parsers[i] as (v: string) => unknown)(unescape(cell));
+          from = tab + 1;
+        }
+        batch.push(row);
         start = nl + 1;
         if (batch.length >= src.batchSize) {
           yield batch;
           batch = [];
         }
       }
-      rest = start < data.length ? data.subarray(start) : undefined;
     }
     if (batch.length > 0) yield batch;
   } finally {
