@@ -270,4 +270,20 @@ describe('engine against PostgreSQL: database source → transform → validate 
       files.cleanup();
     }
   });
+
+  it('round-trips awkward values from a PostgreSQL source into a created table', async () => {
+    await db.client.query(`CREATE TABLE "${db.schema}".odd (id integer, t text, big bigint, num numeric, ts timestamp, tz timestamptz, ok boolean, doc jsonb, f double precision)`);
+    await db.client.query(
+      `INSERT INTO "${db.schema}".odd VALUES
+        (1, E'tab\\there\\nline \\\\ back ünï', 9007199254740993, 12.50, '2026-05-06 07:08:09.123456', '2026-05-06 07:08:09+02', true, '{"a":[1,"x"]}', 0.1),
+        (2, NULL, NULL, 1234.5, NULL, NULL, false, NULL, -1e300),
+        (3, '\\N', -5, -0.001, '2026-05-06 00:00:00', NULL, NULL, '[true]', NULL)`,
+    );
+    const { result } = await run(['source', { connectionId: 'PG', tableName: 'odd' }], ['load', { connectionId: 'PG', tableName: 'odd_out' }]);
+    expect(result.error).toBeNull();
+    // Documented limits: timestamps carry milliseconds (JavaScript dates), numeric becomes a double.
+    const q = (t: string) =>
+      `SELECT id, t, big::text, num::float8 AS num, date_trunc('milliseconds', ts::timestamp)::text AS ts, tz::text, ok, doc::jsonb::text AS doc, f FROM "${db.schema}".${t} ORDER BY id`;
+    expect(await db.rows(q('odd_out'))).toEqual(await db.rows(q('odd')));
+  });
 });
