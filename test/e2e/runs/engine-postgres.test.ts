@@ -286,4 +286,17 @@ describe('engine against PostgreSQL: database source → transform → validate 
       `SELECT id, t, big::text, num::float8 AS num, date_trunc('milliseconds', ts::timestamp)::text AS ts, tz::text, ok, doc::jsonb::text AS doc, f FROM "${db.schema}".${t} ORDER BY id`;
     expect(await db.rows(q('odd_out'))).toEqual(await db.rows(q('odd')));
   });
+
+  it('an empty source: replace empties an existing table, a missing one is not created, reconcile counts 0', async () => {
+    await db.client.query(`CREATE TABLE "${db.schema}".empty_src (id integer)`);
+    await db.client.query(`CREATE TABLE "${db.schema}".full_dst (id integer)`);
+    await db.client.query(`INSERT INTO "${db.schema}".full_dst VALUES (1), (2)`);
+    const emptied = await run(['source', { connectionId: 'PG', tableName: 'empty_src' }], ['load', { connectionId: 'PG', tableName: 'full_dst' }], ['reconcile', {}]);
+    expect(emptied.result).toMatchObject({ status: 'succeeded', rowsRead: 0, rowsWritten: 0 });
+    expect(await db.rows(`SELECT count(*)::int AS n FROM "${db.schema}".full_dst`)).toEqual([{ n: 0 }]);
+    const none = await run(['source', { connectionId: 'PG', tableName: 'empty_src' }], ['load', { connectionId: 'PG', tableName: 'never' }], ['reconcile', {}]);
+    expect(none.result.status).toBe('succeeded');
+    expect(none.result.steps[2]?.checks?.compareRowCounts).toMatchObject({ passed: true, expected: 0, actual: 0 });
+    expect(await db.rows(`SELECT to_regclass('"${db.schema}".never')::text AS t`)).toEqual([{ t: null }]);
+  });
 });

@@ -116,8 +116,13 @@ export class PostgresTableWriter {
   }
 
   async countRows(): Promise<number> {
+    if (this.#columns.length === 0 && !(await this.#exists())) return 0;
     const r = await this.#o.client.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${this.#target}`);
     return Number(r.rows[0]?.n ?? 0);
+  }
+
+  async #exists(): Promise<boolean> {
+    return (await this.#o.client.query<{ r: string | null }>('SELECT to_regclass($1)::text AS r', [this.#target])).rows[0]?.r != null;
   }
 
   async #prepare(first: Batch): Promise<void> {
@@ -128,8 +133,7 @@ export class PostgresTableWriter {
        FROM pg_attribute a WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`,
       [this.#target],
     );
-    const exists = (await client.query<{ r: string | null }>('SELECT to_regclass($1)::text AS r', [this.#target])).rows[0]?.r != null;
-    if (exists) {
+    if (await this.#exists()) {
       this.#columns = existing.rows.map((r) => ({ name: r.column_name, dataType: r.data_type }));
       for (const c of this.#columns) this.#families.set(c.name, familyOf(c.dataType));
       const missingKey = primaryKey.find((k) => !this.#families.has(k));
