@@ -11,7 +11,7 @@ import { TransformStep } from './steps/transform.ts';
 import { ValidateStep } from './steps/validate.ts';
 
 export interface StreamingEngineOptions {
-  /** Rows per batch (sources read this many at a time). Default 5000. */
+  /** Rows per batch (sources read this many at a time). Default 2000: a batch holds the thread for a few ms. */
   batchSize?: number;
   /** Temporary files of quality rules (spilled rows, key hashes). Default os.tmpdir(). */
   tmpDir?: string;
@@ -91,7 +91,7 @@ export class StreamingPipelineEngine implements PipelineEngine {
       egress: input.egress,
       filesDir: input.filesDir,
       signal: input.signal,
-      batchSize: this.#o.batchSize ?? 5000,
+      batchSize: this.#o.batchSize ?? 2000,
       tmpDir: this.#o.tmpDir ?? tmpdir(),
       mappedFields,
       pending,
@@ -140,7 +140,9 @@ export class StreamingPipelineEngine implements PipelineEngine {
         report(t);
       }
       for await (const _ of stream) {
-        // the end of the chain: rows have been loaded by now
+        // The end of the chain. Buffered input resolves without I/O, so without this the whole
+        // run could hold the thread; one batch at a time, requests are served in between.
+        await new Promise<void>((resolve) => setImmediate(resolve));
       }
       if (input.signal.aborted) throw new Cancelled();
       for (const write of pending.splice(0)) await write.commit();
