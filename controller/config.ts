@@ -18,6 +18,10 @@ export interface Config {
   /** Bearer token `GET /metrics` requires; open when unset. */
   metricsToken?: string;
   git?: GitConfig;
+  /** BI_PIPELINE_FILES_DIR: file sources and custom reconcile mappings are read below it only. */
+  pipelineFilesDir: string;
+  /** BI_PIPELINE_EGRESS: hosts (`host` or `host:port`) pipelines may reach; empty = any but the forbidden ones. */
+  pipelineEgress: string[];
 }
 
 export interface GitConfig {
@@ -72,6 +76,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     secretKey: env.BI_SECRET_KEY || undefined,
     metricsToken: env.BI_METRICS_TOKEN || undefined,
     git,
+    pipelineFilesDir: resolve(env.BI_PIPELINE_FILES_DIR || resolve(dbPath, '..', 'pipeline-files')),
+    pipelineEgress: (env.BI_PIPELINE_EGRESS ?? '').split(',').map((h) => h.trim()).filter(Boolean),
     ...overrides,
   };
 }

@@ -13,6 +13,7 @@ import { gitMessage, GitRepo, isNonFastForward } from './git/repo.ts';
 import { ControllerMetrics } from './metrics/metrics.ts';
 import type { RunOutcome } from './metrics/runs.ts';
 import { Notifications } from './notify/notifications.ts';
+import { NetworkEgressPolicy } from './runs/engine/egress.ts';
 import { DirectorySource } from './sources/directory.ts';
 import { GitSource } from './sources/git.ts';
 import { openStore, type Store } from './store/db.ts';
@@ -108,7 +109,8 @@ export class Runtime {
       scheduler: opts.scheduler,
       random: opts.random,
       log: this.log,
-      self: { host: opts.config.host, port: opts.config.port },
+      // The pipelines' egress rules without their allow-list (BI_PIPELINE_EGRESS is for pipelines).
+      egress: new NetworkEgressPolicy({ listen: { host: opts.config.host, port: opts.config.port } }),
       onAttempt: (d, result) => this.metrics.notifications.inc({ notifier: d.notifier, event: d.event, result }),
     });
     this.metrics = new ControllerMetrics({ db: this.db, queue: () => this.reconciler.queueStats, notificationDepth: () => this.notifications.depth });

@@ -1,8 +1,7 @@
-import { lookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
 import { realScheduler, type Scheduler } from '../clock.ts';
 import { backoffDelay, type BackoffPolicy } from '../reconciler/backoff.ts';
-import { isLinkLocal } from '../kinds/notifier/applier.ts';
+import { EgressDeniedError } from '../runs/engine/egress.ts';
+import type { EgressPolicy } from '../runs/types.ts';
 
 /** One message for one Notifier. */
 export interface Delivery {
@@ -27,8 +26,8 @@ export interface DeliveryQueueOptions {
   timeoutMs?: number;
   /** Messages kept waiting per Notifier; beyond, the oldest is given up. */
   maxQueued?: number;
-  /** The controller's own listen address: a notification never goes back to it. */
-  self?: { host: string; port: number };
+  /** Where a notification may go (the pipelines' rules: never link-local, never the controller itself). */
+  egress?: EgressPolicy;
   post?: Post;
   /** Told each attempt's outcome (delivery state, metrics); must not throw. */
   onAttempt(d: Delivery, result: DeliveryResult, error: string | null): void;
@@ -52,7 +51,7 @@ const fetchPost: Post = async (url, init) => {
  * 429 and 5xx with capped exponential backoff on the injected scheduler. `enqueue` never waits.
  */
 export class DeliveryQueue {
-  readonly #o: Required<Omit<DeliveryQueueOptions, 'self'>> & Pick<DeliveryQueueOptions, 'self'>;
+  readonly #o: Required<Omit<DeliveryQueueOptions, 'egress'>> & Pick<DeliveryQueueOptions, 'egress'>;
   readonly #queues = new Map<string, { items: Delivery[]; attempt: number; busy: boolean }>();
   readonly #idle: (() => void)[] = [];
   #inFlight = 0;
@@ -67,7 +66,7 @@ export class DeliveryQueue {
       scheduler: opts.scheduler ?? realScheduler,
       timeoutMs: opts.timeoutMs ?? 10_000,
       maxQueued: opts.maxQueued ?? 1000,
-      self: opts.self,
+      egress: opts.egress,
       post: opts.post ?? fetchPost,
       onAttempt: opts.onAttempt,
     };
@@ -141,34 +140,15 @@ export class DeliveryQueue {
   /** One POST; null when delivered, else why not. */
   async #attempt(d: Delivery): Promise<Error | null> {
     try {
-      await this.#checkEgress(d.url);
+      const url = new URL(d.url);
+      await this.#o.egress?.check(url.hostname, Number(url.port || (url.protocol === 'https:' ? 443 : 80)));
       const status = await this.#o.post(d.url, { body: d.body, headers: d.headers, timeoutMs: this.#o.timeoutMs });
       if (status >= 200 && status < 300) return null;
       const message = `the receiver answered ${status}`;
       return status === 408 || status === 429 || status >= 500 ? new Error(message) : new Permanent(message);
     } catch (err) {
+      if (err instanceof EgressDeniedError) return new Permanent(err.message);
       return err instanceof Error ? err : new Error(String(err));
     }
   }
-
-  /** Never a link-local (metadata) address, never the controller's own listening address and port. */
-  async #checkEgress(raw: string): Promise<void> {
-    const url = new URL(raw);
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
-    const addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((a) => a.address);
-    if (addresses.some(isLinkLocal)) throw new Permanent(`${url.host} is a link-local address: refused`);
-    const self = this.#o.self;
-    if (self && port === self.port) {
-      const own = new Set([self.host, ...(isIP(self.host) ? [] : (await lookup(self.host, { all: true }).catch(() => [])).map((a) => a.address))]);
-      const wildcard = self.host === '0.0.0.0' || self.host === '::';
-      if (addresses.some((a) => own.has(a) || (wildcard || isLoopback(self.host) ? isLoopback(a) : false))) {
-        throw new Permanent(`${url.host} is the controller's own address: refused`);
-      }
-    }
-  }
-}
-
-function isLoopback(a: string): boolean {
-  return a === 'localhost' || a === '::1' || a.startsWith('127.');
 }

@@ -5,6 +5,7 @@ import type { RunOutcome } from '../metrics/runs.ts';
 import { isLive, type StatusRecord } from '../reconciler/status.ts';
 import type { ReconcileEvent } from '../reconciler/types.ts';
 import type { BackoffPolicy } from '../reconciler/backoff.ts';
+import type { EgressPolicy } from '../runs/types.ts';
 import type { Clock } from '../types.ts';
 import { DeliveryQueue, type Delivery, type DeliveryResult, type Post } from './delivery.ts';
 import { render } from './format.ts';
@@ -23,7 +24,7 @@ export interface NotificationsOptions {
   attempts?: number;
   env?: NodeJS.ProcessEnv;
   log: Logger;
-  self?: { host: string; port: number };
+  egress?: EgressPolicy;
   post?: Post;
   /** Each delivery attempt (metrics). */
   onAttempt?(d: Delivery, result: DeliveryResult): void;
@@ -56,7 +57,7 @@ export class Notifications {
       random: opts.random,
       backoff: opts.backoff,
       attempts: opts.attempts,
-      self: opts.self,
+      egress: opts.egress,
       post: opts.post,
       onAttempt: (d, result, error) => {
         try {

@@ -177,7 +177,7 @@ describe('Notifications', () => {
     expect(t.rt.reconciler.status.get('Notifier/meta')).toMatchObject({ phase: 'Failed', reason: 'validate' });
     expect(t.rt.reconciler.status.get('Notifier/meta')?.message).toContain('spec.url may not be a link-local address (169.254.0.0/16)');
     expect(t.rt.notifications.store.deliveries()).toEqual([
-      expect.objectContaining({ name: 'self', delivered: 0, failed: 1, lastError: "127.0.0.1:8080 is the controller's own address: refused" }),
+      expect.objectContaining({ name: 'self', delivered: 0, failed: 1, lastError: "Egress to 127.0.0.1:8080 is not allowed: it is the controller's own listening address" }),
     ]);
   });
 
