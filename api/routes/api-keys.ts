@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { authFor } from '../../controller/auth/runtime-auth.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../controller/errors.ts';
+import { isClientId } from '../../controller/kinds/client/rules.ts';
 import type { Problem } from '../../controller/types.ts';
 import { requireSession } from '../auth/guards.ts';
 import type { Principal } from '../auth/types.ts';
 
-const CLIENT_ID = /^[A-Z0-9][A-Z0-9_-]{0,63}$/;
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
 interface CreateKeyBody {
@@ -41,7 +41,7 @@ export function parseCreateKey(body: unknown, now: Date): CreateKeyBody {
   }
   if (typeof b.clientId === 'string' && b.clientId) {
     const clientId = b.clientId.trim().toUpperCase();
-    if (!CLIENT_ID.test(clientId)) problems.push({ path: 'clientId', message: 'must be 1 to 64 letters, digits, "_" or "-"' });
+    if (!isClientId(clientId)) problems.push({ path: 'clientId', message: 'must be 1 to 64 letters, digits, "_" or "-"' });
     else out.clientId = clientId;
   }
   if (problems.length) throw new ValidationError(problems);

@@ -1,5 +1,5 @@
-import { ValidationError } from '../../errors.ts';
-import { formatProblem } from '../../errors.ts';
+import { formatProblem, ValidationError } from '../../errors.ts';
+import { CLIENT_ID_PATTERN } from '../../generated/schema-constants.ts';
 import type { SchemaRegistry } from '../../manifest/validator.ts';
 import type { Problem } from '../../types.ts';
 import { validateSections } from '../dashboard/charts.ts';
@@ -39,6 +39,13 @@ export function clientRules(spec: ClientSpec): Problem[] {
     problems.push(...validateSections(d.sections, undefined, `dashboards[${i}].sections`));
   });
   return problems;
+}
+
+const CLIENT_ID = new RegExp(CLIENT_ID_PATTERN);
+
+/** True for a client ID the schema accepts (before uppercasing). */
+export function isClientId(id: string): boolean {
+  return id !== '' && CLIENT_ID.test(id);
 }
 
 /** `clientId` as stored: uppercased (spec 4.1 rule 2). */

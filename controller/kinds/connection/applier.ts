@@ -1,21 +1,9 @@
+import type { Connection } from '../../generated/schema-types.ts';
 import { StepError } from '../../errors.ts';
 import type { Applier, ApplyContext, PruneContext } from '../../types.ts';
 
-export interface ConnectionSpec {
-  connectionId?: string;
-  name: string;
-  description?: string;
-  vendor: 'SNOWFLAKE' | 'POSTGRESQL';
-  accountUrl?: string;
-  host?: string;
-  port?: number;
-  warehouse?: string;
-  database?: string;
-  schema?: string;
-  username?: string;
-  passwordEnv?: string;
-  secretRef?: string;
-}
+/** A Connection manifest's spec (schemas/connection.schema.json). */
+export type ConnectionSpec = Connection;
 
 const COLUMNS = ['name', 'vendor', 'account_url', 'warehouse', 'database_name', 'schema_name', 'username', 'password_env', 'secret_ref'] as const;
 type Columns = Record<(typeof COLUMNS)[number], string | null>;

@@ -1,13 +1,10 @@
+import type { Coremodel } from '../../generated/schema-types.ts';
 import { StepError } from '../../errors.ts';
 import type { Applier, ApplyContext, PruneContext } from '../../types.ts';
 import { toJson } from '../json.ts';
 
-export interface CoreModelSpec {
-  modelId?: string;
-  name: string;
-  description: string;
-  definition: Record<string, unknown>;
-}
+/** A CoreModel manifest's spec (schemas/coremodel.schema.json). */
+export type CoreModelSpec = Coremodel;
 
 interface Row {
   model_id: string;
