@@ -26,9 +26,10 @@ export const OUTPUTS = {
 
 /**
  * Lists the code uses, each read from one place of one schema: `pointer` is a JSON pointer into
- * `schemas/<schema>.schema.json`. A pointer that no longer resolves fails the generation.
+ * `schemas/<schema>.schema.json` (with `defaults`, an object schema: its properties' defaults).
+ * A pointer that no longer resolves fails the generation.
  */
-export const CONSTANTS: readonly { name: string; schema: string; pointer: string; doc: string }[] = [
+export const CONSTANTS: readonly { name: string; schema: string; pointer: string; doc: string; defaults?: true }[] = [
   { name: 'KINDS', schema: 'envelope', pointer: '/properties/kind/enum', doc: 'Manifest kinds (the envelope\'s `kind`).' },
   { name: 'API_VERSION', schema: 'envelope', pointer: '/properties/apiVersion/const', doc: 'The one manifest apiVersion.' },
   { name: 'VENDORS', schema: 'connection', pointer: '/properties/vendor/enum', doc: 'Connection vendors.' },
@@ -39,6 +40,9 @@ export const CONSTANTS: readonly { name: string; schema: string; pointer: string
     pointer: '/properties/clientId/pattern',
     doc: 'A client ID as sent (uppercased before it is stored; the empty string is refused by `minLength`).',
   },
+  { name: 'DATA_SOURCE_DEFAULTS', schema: 'dashboard', pointer: '/$defs/dataSource', defaults: true, doc: 'Defaults of a dashboard\'s `dataSource`.' },
+  { name: 'LAYOUT_DEFAULTS', schema: 'dashboard', pointer: '/$defs/layout', defaults: true, doc: 'A dashboard\'s `layout` when none is given.' },
+  { name: 'IS_PUBLIC_DEFAULT', schema: 'dashboard', pointer: '/properties/isPublic/default', doc: 'A dashboard\'s `isPublic` when none is given.' },
   { name: 'AGGREGATIONS', schema: 'dashboard', pointer: '/$defs/measure/properties/aggregation/enum', doc: 'Measure aggregations.' },
 ];
 
@@ -74,8 +78,12 @@ function at(schema: Node, pointer: string, root: Node = schema): unknown {
 function constantValue(schemas: Map<string, Node>, c: (typeof CONSTANTS)[number]): unknown {
   const schema = schemas.get(c.schema);
   if (!schema) throw new Error(`gen:types: ${c.name}: no schema ${c.schema}`);
-  const value = at(schema, c.pointer);
-  if (value === undefined || isPlainObject(value)) throw new Error(`gen:types: ${c.name}: ${c.schema}${c.pointer} does not resolve`);
+  let value = at(schema, c.pointer);
+  if (c.defaults && isPlainObject(value) && isPlainObject(value.properties)) {
+    const props = Object.entries(value.properties).filter(([, p]) => isPlainObject(p) && 'default' in p);
+    value = props.length ? Object.fromEntries(props.map(([k, p]) => [k, (p as Node).default])) : undefined;
+  }
+  if (value === undefined || (isPlainObject(value) && !c.defaults)) throw new Error(`gen:types: ${c.name}: ${c.schema}${c.pointer} does not resolve`);
   return value;
 }
 

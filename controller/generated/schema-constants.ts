@@ -9,5 +9,11 @@ export const VENDORS = ["SNOWFLAKE","POSTGRESQL"] as const;
 export const DEFAULT_VENDOR = "SNOWFLAKE" as const;
 /** A client ID as sent (uppercased before it is stored; the empty string is refused by `minLength`). */
 export const CLIENT_ID_PATTERN = "^([A-Za-z0-9][A-Za-z0-9_-]{0,63})?$" as const;
+/** Defaults of a dashboard's `dataSource`. */
+export const DATA_SOURCE_DEFAULTS = {"connType":"VDM"} as const;
+/** A dashboard's `layout` when none is given. */
+export const LAYOUT_DEFAULTS = {"columns":2,"chartHeight":"380px","kpiHeight":"180px","chartWidth":"100%"} as const;
+/** A dashboard's `isPublic` when none is given. */
+export const IS_PUBLIC_DEFAULT = true as const;
 /** Measure aggregations. */
 export const AGGREGATIONS = ["sum","count","average","avg","min","max","distinct","as-is"] as const;

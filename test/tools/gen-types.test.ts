@@ -1,6 +1,7 @@
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../controller/paths.ts';
 import { generate, OUTPUTS, SCHEMAS_DIR } from '../../tools/gen-types.ts';
@@ -55,7 +56,7 @@ describe('lists read from the schemas', () => {
   });
 
   it('the settings UI imports the same lists and copies none', async () => {
-    const ui = await import('../../api/ui/js/schema-constants.js');
+    const ui = (await import(pathToFileURL(join(ROOT, OUTPUTS.ui)).href)) as Record<string, unknown>;
     expect({ ...ui }).toEqual({ ...constants });
     const pages = ['api/ui/js/pages/wizard.js', 'api/ui/js/pages/import.js'].map((p) => readFileSync(join(ROOT, p), 'utf8'));
     for (const page of pages) {

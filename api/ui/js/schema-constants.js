@@ -9,5 +9,11 @@ export const VENDORS = Object.freeze(["SNOWFLAKE","POSTGRESQL"]);
 export const DEFAULT_VENDOR = "SNOWFLAKE";
 /** A client ID as sent (uppercased before it is stored; the empty string is refused by `minLength`). */
 export const CLIENT_ID_PATTERN = "^([A-Za-z0-9][A-Za-z0-9_-]{0,63})?$";
+/** Defaults of a dashboard's `dataSource`. */
+export const DATA_SOURCE_DEFAULTS = Object.freeze({"connType":"VDM"});
+/** A dashboard's `layout` when none is given. */
+export const LAYOUT_DEFAULTS = Object.freeze({"columns":2,"chartHeight":"380px","kpiHeight":"180px","chartWidth":"100%"});
+/** A dashboard's `isPublic` when none is given. */
+export const IS_PUBLIC_DEFAULT = true;
 /** Measure aggregations. */
 export const AGGREGATIONS = Object.freeze(["sum","count","average","avg","min","max","distinct","as-is"]);

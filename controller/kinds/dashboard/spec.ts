@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { Store } from '../../store/db.ts';
 import type { Dashboard } from '../../generated/schema-types.ts';
 import { fieldPath, isPlainObject } from '../../objects.ts';
 import type { Problem } from '../../types.ts';
@@ -20,8 +20,8 @@ function hasSectionCharts(sections: unknown): boolean {
 }
 
 /** True for simple mode: the charts come from `charts`, one section named after the dashboard. */
-export function isSimpleMode(spec: Pick<DashboardSpec, 'sections'>): boolean {
-  return !hasSectionCharts(spec.sections);
+export function isSimpleMode(spec: Pick<DashboardSpec, 'charts' | 'sections'>): boolean {
+  return spec.charts !== undefined && !hasSectionCharts(spec.sections);
 }
 
 /**
@@ -44,14 +44,14 @@ export function validateDashboard(spec: unknown, catalog: FieldCatalog | undefin
  * Checks against the store: `dataSource.dbId` names a connection, `vdmId` (when given) a VDM,
  * and every chart field is one of that VDM's columns or calculation labels.
  */
-export function checkDashboardReferences(db: Database, spec: DashboardSpec, prefix = ''): Problem[] {
+export function checkDashboardReferences(db: Store, spec: DashboardSpec, prefix = ''): Problem[] {
   const problems: Problem[] = [];
   const ds = fieldPath(prefix, 'dataSource');
-  const connection = db.prepare('SELECT 1 FROM connections WHERE connection_id = ?').get(spec.dataSource.dbId);
+  const connection = db.statements.prepare('SELECT 1 FROM connections WHERE connection_id = ?').get(spec.dataSource.dbId);
   if (!connection) problems.push({ path: `${ds}.dbId`, message: `${ds}.dbId ${spec.dataSource.dbId} is not an existing connection` });
   const vdmId = spec.dataSource.vdmId;
   if (vdmId === undefined) return problems;
-  const vdm = db.prepare('SELECT config FROM vdms WHERE vdm_id = ?').get(vdmId) as { config: string } | undefined;
+  const vdm = db.statements.prepare('SELECT config FROM vdms WHERE vdm_id = ?').get(vdmId) as { config: string } | undefined;
   if (!vdm) {
     problems.push({ path: `${ds}.vdmId`, message: `${ds}.vdmId ${vdmId} is not an existing VDM` });
     return problems;
