@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
-import { authFor } from '../../controller/auth/runtime-auth.ts';
 import { matchesHash } from '../../controller/auth/secrets.ts';
 import { SESSION_COOKIE, readCookie } from './cookies.ts';
 import './types.ts';
@@ -23,7 +22,7 @@ export function presentedApiKey(req: FastifyRequest): string | undefined {
  */
 export function requireApiKey(app: FastifyInstance): preHandlerAsyncHookHandler {
   return async (req, reply) => {
-    const result = authFor(app.runtime).authenticateKey(presentedApiKey(req));
+    const result = app.runtime.auth.authenticateKey(presentedApiKey(req));
     if (!result.ok) {
       if (result.status === 429) void reply.header('retry-after', String(result.retryAfterSeconds));
       return reply.status(result.status).send({ error: result.error });
@@ -61,7 +60,7 @@ export function requireSession(app: FastifyInstance, opts: SessionGuardOptions =
   const checkCsrf = opts.csrf ?? true;
   return async (req, reply) => {
     const sessionId = readCookie(req, SESSION_COOKIE);
-    const session = sessionId ? authFor(app.runtime).sessions.find(sessionId) : undefined;
+    const session = sessionId ? app.runtime.auth.sessions.find(sessionId) : undefined;
     if (!session) return reply.status(401).send({ success: false, error: 'Session required' });
     if (checkCsrf) {
       const header = req.headers.ctn;

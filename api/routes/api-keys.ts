@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import { authFor } from '../../controller/auth/runtime-auth.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../controller/errors.ts';
 import { isClientId } from '../../controller/kinds/client/rules.ts';
 import type { Problem } from '../../controller/types.ts';
@@ -59,7 +58,7 @@ export default async function apiKeyRoutes(app: FastifyInstance): Promise<void> 
 
   app.post<{ Params: { userId: string } }>('/v1/api-keys/:userId', { preHandler: session }, async (req, reply) => {
     const me = caller(req.principal);
-    const auth = authFor(app.runtime);
+    const auth = app.runtime.auth;
     const body = parseCreateKey(req.body, app.runtime.clock());
     const target = body.targetUserId ?? me.userId;
     if (target !== me.userId) {
@@ -73,7 +72,7 @@ export default async function apiKeyRoutes(app: FastifyInstance): Promise<void> 
 
   app.delete<{ Params: { userId: string; keyId: string } }>('/v1/api-keys/:userId/:keyId', { preHandler: session }, async (req) => {
     const me = caller(req.principal);
-    const auth = authFor(app.runtime);
+    const auth = app.runtime.auth;
     const key = auth.keys.get(req.params.keyId);
     if (!key || (key.userId !== me.userId && me.role !== 'admin')) throw new NotFoundError(`API key ${req.params.keyId} not found`);
     auth.revokeKey(key.keyId);
@@ -83,6 +82,6 @@ export default async function apiKeyRoutes(app: FastifyInstance): Promise<void> 
 
   app.get<{ Params: { userId: string } }>('/v1/api-keys/:userId', { preHandler: session }, async (req) => {
     const me = caller(req.principal);
-    return { success: true, keys: authFor(app.runtime).listKeys(me.userId) };
+    return { success: true, keys: app.runtime.auth.listKeys(me.userId) };
   });
 }
