@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
-import { matchesHash } from '../../controller/auth/secrets.ts';
+import { matchesHash } from '../../controller/auth/tokens.ts';
 import { SESSION_COOKIE, readCookie } from './cookies.ts';
 import './types.ts';
 

@@ -6,7 +6,7 @@ import { nextRunAt } from '../../controller/kinds/pipeline/schedule.ts';
 import { readPipeline } from '../../controller/kinds/pipeline/store.ts';
 import { validatePipelinePayload } from '../../controller/kinds/pipeline/validate.ts';
 import type { Manifest } from '../../controller/types.ts';
-import { ManifestNames } from '../../controller/writers/names.ts';
+import { ManifestNames } from '../../controller/writers/free-names.ts';
 import { slugify } from '../../controller/writers/paths.ts';
 import { requireApiKey, requireSession } from '../auth/guards.ts';
 import { clientMessage, statusOf } from '../errors.ts';

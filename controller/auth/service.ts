@@ -8,7 +8,7 @@ import { isWellFormedApiKey } from './api-key-text.ts';
 import { ApiKeyStore, type ApiKeyInfo, type ApiKeyRecord } from './api-keys.ts';
 import { hashPassword, verifyPassword, type ScryptCost } from './passwords.ts';
 import { TokenBuckets, WindowCounter } from './rate-limit.ts';
-import { sha256 } from './secrets.ts';
+import { sha256 } from '../hash.ts';
 import { SessionStore, type SessionTokens, type SessionTtls } from './sessions.ts';
 import { UserStore, type User } from './users.ts';
 

@@ -1,7 +1,7 @@
 import { ForbiddenError, StepError, ValidationError } from '../../errors.ts';
 import type { Runtime } from '../../runtime.ts';
 import type { Manifest, Problem } from '../../types.ts';
-import { ManifestNames } from '../../writers/names.ts';
+import { ManifestNames } from '../../writers/free-names.ts';
 import { readClient } from '../client/registry.ts';
 import { slugify } from '../../writers/paths.ts';
 import { buildSections } from './charts.ts';
