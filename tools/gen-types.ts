@@ -33,7 +33,6 @@ export const CONSTANTS: readonly { name: string; schema: string; pointer: string
   { name: 'KINDS', schema: 'envelope', pointer: '/properties/kind/enum', doc: 'Manifest kinds (the envelope\'s `kind`).' },
   { name: 'API_VERSION', schema: 'envelope', pointer: '/properties/apiVersion/const', doc: 'The one manifest apiVersion.' },
   { name: 'VENDORS', schema: 'connection', pointer: '/properties/vendor/enum', doc: 'Connection vendors.' },
-  { name: 'DEFAULT_VENDOR', schema: 'connection', pointer: '/properties/vendor/default', doc: 'A connection\'s vendor when none is given.' },
   {
     name: 'CLIENT_ID_PATTERN',
     schema: 'client',

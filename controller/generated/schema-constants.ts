@@ -5,8 +5,6 @@ export const KINDS = ["Client","Dashboard","Pipeline","Connection","CoreModel"] 
 export const API_VERSION = "bi.controller/v1" as const;
 /** Connection vendors. */
 export const VENDORS = ["SNOWFLAKE","POSTGRESQL"] as const;
-/** A connection's vendor when none is given. */
-export const DEFAULT_VENDOR = "SNOWFLAKE" as const;
 /** A client ID as sent (uppercased before it is stored; the empty string is refused by `minLength`). */
 export const CLIENT_ID_PATTERN = "^([A-Za-z0-9][A-Za-z0-9_-]{0,63})?$" as const;
 /** Defaults of a dashboard's `dataSource`. */

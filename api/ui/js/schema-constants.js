@@ -5,8 +5,6 @@ export const KINDS = Object.freeze(["Client","Dashboard","Pipeline","Connection"
 export const API_VERSION = "bi.controller/v1";
 /** Connection vendors. */
 export const VENDORS = Object.freeze(["SNOWFLAKE","POSTGRESQL"]);
-/** A connection's vendor when none is given. */
-export const DEFAULT_VENDOR = "SNOWFLAKE";
 /** A client ID as sent (uppercased before it is stored; the empty string is refused by `minLength`). */
 export const CLIENT_ID_PATTERN = "^([A-Za-z0-9][A-Za-z0-9_-]{0,63})?$";
 /** Defaults of a dashboard's `dataSource`. */

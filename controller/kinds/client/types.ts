@@ -1,10 +1,8 @@
-import type { Client, ClientColumn, ClientDashboard, ClientSection, ClientVdm } from '../../generated/schema-types.ts';
+import type { Client, ClientDashboard, ClientVdm } from '../../generated/schema-types.ts';
 
 /** Shapes of the Client kind: the onboarding package (spec 2.3) with schema defaults applied, from schemas/client.schema.json. */
 
-export type ColumnSpec = ClientColumn;
 export type VdmSpec = ClientVdm;
-export type SectionSpec = ClientSection;
 export type ClientDashboardSpec = ClientDashboard;
 export type ClientSpec = Client;
 

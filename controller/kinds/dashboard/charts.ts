@@ -1,14 +1,10 @@
 import type {
-  DashboardAxis,
   DashboardBubble,
   DashboardCard,
   DashboardChart,
-  DashboardDimension,
   DashboardDisplay,
-  DashboardMeasure,
   DashboardSection,
   DashboardSort,
-  DashboardTrend,
 } from '../../generated/schema-types.ts';
 import { isPlainObject } from '../../objects.ts';
 import type { Problem } from '../../types.ts';
@@ -16,15 +12,9 @@ import { AS_IS, BUBBLE_CODE, DEFAULT_AGGREGATION, KPI_CODE, resolveChartType } f
 import type { FieldCatalog } from './fields.ts';
 import { autoLayout, type Grid } from './layout.ts';
 
-/** A measure as written: a field name (aggregation `sum`) or an object. */
-export type MeasureInput = DashboardMeasure;
-/** A dimension as written: a field name or an object. */
-export type DimensionInput = DashboardDimension;
 export type SortItem = DashboardSort[number];
 export type Display = DashboardDisplay;
-export type Trend = DashboardTrend;
 export type Card = DashboardCard;
-export type Axis = DashboardAxis;
 export type Bubble = DashboardBubble;
 /** A chart of the import payload (spec 2.4) after schema validation (defaults filled in). */
 export type ChartInput = DashboardChart;

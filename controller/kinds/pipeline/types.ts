@@ -4,10 +4,8 @@ import type { Pipeline, PipelineDestination, PipelineSchedule, PipelineSource, P
 
 export type { PipelineDestination, PipelineSchedule, PipelineSource };
 export type PipelineSpec = Pipeline;
-export type PipelineStepSpec = PipelineStep;
 export type SourceType = PipelineSource['type'];
 export type StepType = PipelineStep['type'];
-export type Frequency = NonNullable<PipelineSchedule['frequency']>;
 export type StepConfig = Record<string, unknown>;
 
 /** A step as stored: its name defaulted, its config with the inherited values filled in. */
