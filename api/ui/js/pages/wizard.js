@@ -102,7 +102,7 @@ export async function wizardPage() {
   function dataSource() {
     const inputs = {};
     const input = (key, attrs = {}) => (inputs[key] = h('input', { type: 'text', name: key, value: s[key], ...attrs }));
-    const vendor = h('select', { name: 'vendor' }, VENDORS.map((v) => h('option', { value: v, selected: v === s.vendor }, v)));
+    const vendor = h('select', { name: 'vendor' }, [...VENDORS].sort().map((v) => h('option', { value: v, selected: v === s.vendor }, v)));
     const vendorFields = h('div', { class: 'grid2' });
     const testOut = h('div', { id: 'test-result', 'aria-live': 'polite' });
     const error = h('div');
