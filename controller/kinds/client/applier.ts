@@ -1,5 +1,6 @@
 import type { Store } from '../../store/db.ts';
 import { boundMessage, StepError } from '../../errors.ts';
+import { manifestKey } from '../../manifest/loader.ts';
 import type { Applier, ApplyContext, FailureContext, Manifest, Problem, PruneContext } from '../../types.ts';
 import { toJson } from '../json.ts';
 import { deployDashboards } from './dashboards.ts';
@@ -62,7 +63,7 @@ function stepRunner(ctx: ApplyContext<ClientSpec>, fault: ClientStep | undefined
 }
 
 /** The manifest key a Client manifest has. */
-const keyOf = (m: Manifest): string => `Client/${m.metadata.name}`;
+const keyOf = (m: Manifest): string => manifestKey('Client', m.metadata.name);
 
 /** Store-dependent checks before apply: a clientId that another manifest onboarded stays its. */
 export function checkClient(db: Store, manifest: Manifest<ClientSpec>): Problem[] {

@@ -1,5 +1,6 @@
 import type { Store } from '../../store/db.ts';
 import { formatProblem, StepError } from '../../errors.ts';
+import { manifestKey } from '../../manifest/loader.ts';
 import { IdAllocator } from '../../store/ids.ts';
 import type { Applier, Manifest } from '../../types.ts';
 import { sectionName, vdmName } from './rules.ts';
@@ -33,7 +34,7 @@ class DryRunRollback extends Error {
  */
 export function planOnboarding(opts: { db: Store; applier: Applier<ClientSpec>; manifest: Manifest<ClientSpec>; actor: string; now: Date }): PlanResult {
   const { db, applier, manifest, now } = opts;
-  const key = `Client/${manifest.metadata.name}`;
+  const key = manifestKey('Client', manifest.metadata.name);
   const problems = applier.check?.(db, manifest) ?? [];
   if (problems.length) return { ok: false, step: 'validate', error: `validate: ${problems.map(formatProblem).join('; ')}` };
   const ids = new IdAllocator({ db, clock: () => now });
