@@ -8,6 +8,7 @@ import { generate, OUTPUTS, SCHEMAS_DIR } from '../../tools/gen-types.ts';
 import * as constants from '../../controller/generated/schema-constants.ts';
 import { KIND_SCHEMAS, SchemaRegistry } from '../../controller/manifest/validator.ts';
 import { AGGREGATIONS } from '../../controller/kinds/dashboard/catalogue.ts';
+import { ID_PREFIXES } from '../../controller/store/ids.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'bi-gen-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -53,6 +54,18 @@ describe('lists read from the schemas', () => {
     expect(constants.VENDORS).toEqual(enumAt('connection', 'properties', 'vendor', 'enum'));
     expect(constants.CLIENT_ID_PATTERN).toBe(enumAt('client', 'properties', 'clientId', 'pattern'));
     expect(Object.keys(AGGREGATIONS)).toEqual([...constants.AGGREGATIONS]);
+  });
+
+  it('ID patterns of the schemas are the shapes the ID allocator issues', () => {
+    const shape = (prefix: string) => `^${prefix}\\d{4}A\\d{5}$`;
+    expect(enumAt('connection', 'properties', 'connectionId', 'pattern')).toBe(shape(ID_PREFIXES.connection));
+    expect(enumAt('coremodel', 'properties', 'modelId', 'pattern')).toBe(shape(ID_PREFIXES.semanticModel));
+    const issued = { connectionId: 'D2026A00042', coreModelId: 'SM2026A00042' } as const;
+    for (const [field, id] of Object.entries(issued)) {
+      const re = new RegExp(String(enumAt('client', 'properties', field, 'pattern')));
+      expect(re.test(id), field).toBe(true);
+      expect(re.test(`X${id}`), field).toBe(false);
+    }
   });
 
   it('the settings UI imports the same lists and copies none', async () => {
