@@ -1,10 +1,10 @@
-import { readFile, stat } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { stat } from 'node:fs/promises';
+import { basename, dirname, resolve } from 'node:path';
 import { formatProblem } from '../../errors.ts';
 import { defaultAppliers } from '../../kinds/index.ts';
-import { MAX_MANIFEST_BYTES, parseManifest } from '../../manifest/loader.ts';
+import { parseManifest } from '../../manifest/loader.ts';
 import { SchemaRegistry } from '../../manifest/validator.ts';
-import { listManifestPaths } from '../../sources/list.ts';
+import { ManifestFiles } from '../../sources/files.ts';
 import type { CommandContext } from '../main.ts';
 
 /**
@@ -18,17 +18,17 @@ export async function validateDir(target: string): Promise<{ files: number; prob
     throw new Error(err.code === 'ENOENT' ? `${target}: no such file or directory` : `${target}: ${err.message}`);
   });
   // One file is validated on its own; a folder with every manifest under it.
-  const dir = info.isDirectory() ? target : dirname(target);
-  const paths = info.isDirectory() ? await listManifestPaths(dir) : [basename(target)];
+  const files = new ManifestFiles(info.isDirectory() ? target : dirname(target));
+  const paths = info.isDirectory() ? await files.list() : [basename(target)];
   const problems: string[] = [];
   const owners = new Map<string, string>();
-  for (const path of paths) {
-    const bytes = await readFile(join(dir, path));
-    if (bytes.length > MAX_MANIFEST_BYTES) {
-      problems.push(`${path}: file is larger than 1 MiB`);
+  for await (const file of files.readAll(paths)) {
+    const path = file.path;
+    if ('unreadable' in file) {
+      problems.push(`${path}: ${file.unreadable}`);
       continue;
     }
-    const r = parseManifest(path, bytes, schemas);
+    const r = parseManifest(path, file.bytes, schemas);
     if (!r.ok) {
       for (const p of r.problems) problems.push(`${path}: ${formatProblem(p)}`);
       continue;
