@@ -13,6 +13,7 @@ const COMPONENTS: Record<string, string> = {
   pipeline: 'PipelineImport',
   connection: 'ConnectionSpec',
   coremodel: 'CoreModelSpec',
+  notifier: 'NotifierSpec',
 };
 
 /**

@@ -1,5 +1,4 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { authFor } from '../../../controller/auth/runtime-auth.ts';
 import { createUserWithKey, loginAs } from '../../helpers/auth.ts';
 import { makeTestApp, type TestApp } from '../../helpers/runtime.ts';
 import { packageWithDashboard, writeCoreModel } from '../../controller/kinds/client/fixtures.ts';
@@ -17,7 +16,7 @@ describe('response schemas as serialization guards', () => {
     t = await makeTestApp();
     const s = await loginAs(t, { role: 'admin' });
     await t.app.inject({ method: 'POST', url: `/v1/api-keys/${s.userId}`, headers: s.headers, payload: { label: 'ci' } });
-    const auth = authFor(t.rt);
+    const auth = t.rt.auth;
     const real = auth.listKeys.bind(auth);
     vi.spyOn(auth, 'listKeys').mockImplementation((userId) => real(userId).map((k) => ({ ...k, keyHash: 'f'.repeat(64), key_hash: 'f'.repeat(64), userId })));
     const res = await t.app.inject({ method: 'GET', url: `/v1/api-keys/${s.userId}`, headers: s.headers });
