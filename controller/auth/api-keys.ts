@@ -1,4 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
+import type { ApiApiKeyInfo } from '../generated/schema-types.ts';
 import { IdAllocator } from '../store/ids.ts';
 import type { Clock } from '../types.ts';
 import { generateApiKey, keyPrefixOf } from './api-key-text.ts';
@@ -6,16 +7,7 @@ import { sha256 } from '../hash.ts';
 import type { Role } from './users.ts';
 
 /** A key as listed (spec 2.6): never the secret. */
-export interface ApiKeyInfo {
-  keyId: string;
-  keyPrefix: string;
-  label: string;
-  clientId: string | null;
-  expiresAt: string | null;
-  lastUsedAt: string | null;
-  revoked: boolean;
-  createdAt: string;
-}
+export type ApiKeyInfo = ApiApiKeyInfo;
 
 /** What authenticating with a key needs to know, joined with its user. */
 export interface ApiKeyRecord {

@@ -1,3 +1,4 @@
+import type { ApiPruneBlocked } from '../generated/schema-types.ts';
 import type { Phase, Problem, ResourceRefs } from '../types.ts';
 
 /**
@@ -26,11 +27,7 @@ export interface SourceSink {
   apply(batch: SourceBatch): Promise<SyncReport>;
 }
 
-export interface PruneBlocked {
-  keys: string[];
-  live: number;
-  at: string;
-}
+export type PruneBlocked = ApiPruneBlocked;
 
 /** What one batch did. */
 export interface SyncReport {

@@ -1,3 +1,4 @@
+import type { ApiClientDetail, ApiListedClient, ApiOnboardedClient } from '../../generated/schema-types.ts';
 import type { Store } from '../../store/db.ts';
 import { fromJson } from '../json.ts';
 import type { ClientStatus } from './types.ts';
@@ -45,19 +46,7 @@ export function upsertClient(db: Store, row: ClientRow): void {
 }
 
 /** The `client` object of the onboarding response (spec 4.1), exactly these fields. */
-export interface OnboardedClient {
-  clientId: string;
-  clientName: string;
-  connectionId: string | null;
-  modelId: string | null;
-  vdmIds: string[];
-  facadeIds: string[];
-  experimentIds: string[];
-  coreModelId: string | null;
-  status: ClientStatus;
-  onboardedBy: string | null;
-  onboardedDate: string;
-}
+export type OnboardedClient = ApiOnboardedClient;
 
 export function onboardView(r: ClientRow): OnboardedClient {
   return {
@@ -76,19 +65,7 @@ export function onboardView(r: ClientRow): OnboardedClient {
 }
 
 /** A record of the client listing (spec 4.5), exactly these fields. */
-export interface ListedClient {
-  clientId: string;
-  clientName: string;
-  dbId: string | null;
-  modelId: string | null;
-  vdmId: string | null;
-  facadeId: string | null;
-  experimentIds: string[];
-  coreModelId: string | null;
-  status: ClientStatus;
-  onboardedBy: string | null;
-  onboardedDate: string;
-}
+export type ListedClient = ApiListedClient;
 
 export function listView(r: ClientRow): ListedClient {
   return {
@@ -107,14 +84,7 @@ export function listView(r: ClientRow): ListedClient {
 }
 
 /** The single read (spec 4.6): every single-read field of 2.2; a FAILED entry also says where it failed. */
-export interface ClientDetail extends ListedClient {
-  description: string;
-  lastModifiedDate: string;
-  isActive: boolean;
-  isDeleted: boolean;
-  failedStep?: string;
-  failureReason?: string;
-}
+export type ClientDetail = ApiClientDetail;
 
 export function detailView(r: ClientRow): ClientDetail {
   return {
