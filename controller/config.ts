@@ -16,6 +16,12 @@ export interface Config {
   adminPassword?: string;
   secretKey?: string;
   git?: GitConfig;
+  /** BI_RUN_CONCURRENCY: pipeline runs executing at once in this process (more wait queued). */
+  runConcurrency: number;
+  /** BI_PIPELINE_FILES_DIR: file sources are read only below it. */
+  pipelineFilesDir: string;
+  /** BI_PIPELINE_EGRESS: hosts pipelines may reach (comma-separated); unset = any but the refused ones. */
+  pipelineEgress?: string[];
 }
 
 export interface GitConfig {
@@ -69,6 +75,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     adminPassword: env.BI_ADMIN_PASSWORD || undefined,
     secretKey: env.BI_SECRET_KEY || undefined,
     git,
+    runConcurrency: Math.max(1, Math.floor(num(env.BI_RUN_CONCURRENCY, 2))),
+    pipelineFilesDir: resolve(env.BI_PIPELINE_FILES_DIR ?? resolve(dbPath, '..', 'files')),
+    pipelineEgress: env.BI_PIPELINE_EGRESS
+      ? env.BI_PIPELINE_EGRESS.split(',')
+          .map((h) => h.trim())
+          .filter(Boolean)
+      : undefined,
     ...overrides,
   };
 }

@@ -17,6 +17,8 @@ import { ACTOR_ANNOTATION, type Applier, type Clock, type Manifest, type Manifes
 import { DirectoryWriter } from './writers/directory.ts';
 import { GitWriter } from './writers/git.ts';
 import { UnavailableError } from './errors.ts';
+import { missingEngine, PipelineRuns } from './runs/runs.ts';
+import type { PipelineEngine } from './runs/types.ts';
 
 export interface RuntimeOptions {
   config: Config;
@@ -30,6 +32,8 @@ export interface RuntimeOptions {
   writer?: ManifestWriter;
   /** Waits between git push attempts (tests resolve at once). */
   sleep?: (ms: number) => Promise<void>;
+  /** Runs pipelines (tests inject a fake). */
+  engine?: PipelineEngine;
 }
 
 /** Where git mode keeps its working clone: one folder per repository URL under the data folder. */
@@ -57,6 +61,8 @@ export class Runtime {
   readonly log: Logger;
   /** Serializes API writes per object (`Client/ACME`). */
   readonly locks = new KeyedMutex();
+  /** Pipeline runs: records, dispatcher, schedules (started by start(), closed by stop()). */
+  readonly runs: PipelineRuns;
   readonly #shutdown: ShutdownHook[] = [];
   #stopped = false;
   /** API writes in flight: stop() lets them finish before the store closes. */
@@ -92,6 +98,15 @@ export class Runtime {
       if (e.type === 'step') this.log.debug({ key: e.key, step: e.step }, 'step');
       else if (e.phase === 'Failed' || e.phase === 'Invalid' || e.type === 'prune-blocked') this.log.warn({ key: e.key, phase: e.phase, message: e.message }, e.type);
       else this.log.info({ key: e.key, phase: e.phase }, 'reconciled');
+    });
+    this.runs = new PipelineRuns({
+      db: this.db,
+      config: opts.config,
+      engine: opts.engine ?? missingEngine,
+      clock: this.clock,
+      scheduler: opts.scheduler ?? realScheduler,
+      log: this.log,
+      pipelineEvents: this.reconciler,
     });
   }
 
@@ -136,6 +151,7 @@ export class Runtime {
   /** Starts the source: its first full sync, then watching (or polling). */
   async start(): Promise<void> {
     await this.source.start(this.reconciler);
+    await this.runs.start();
   }
 
   onShutdown(hook: ShutdownHook): void {
@@ -191,6 +207,7 @@ export class Runtime {
     await Promise.allSettled([...this.#inFlight]);
     this.reconciler.stop();
     await this.reconciler.idle();
+    await this.runs.close();
     for (const hook of this.#shutdown.reverse()) {
       try {
         await hook();

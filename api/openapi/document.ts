@@ -1,4 +1,5 @@
 import type { SchemaRegistry } from '../../controller/manifest/validator.ts';
+import { pipelineRunOpenApiPaths } from '../routes/pipeline-runs.schemas.ts';
 
 type Json = Record<string, unknown>;
 
@@ -136,6 +137,7 @@ export function buildOpenApi(schemas: SchemaRegistry, version: string): Json {
     '/v1/reconciler/webhook': { post: op({ summary: 'Git push hook (HMAC SHA-256 in X-Hub-Signature-256)', auth: 'HMAC', ok: [202], errors: { 401: errorBody } }) },
     '/healthz': { get: op({ summary: 'Liveness', auth: 'none', ok: [200] }) },
     '/readyz': { get: op({ summary: 'Readiness: 200 after the first full sync', auth: 'none', ok: [200], errors: { 503: { type: 'object' } } }) },
+    ...pipelineRunOpenApiPaths(),
   };
   return {
     openapi: '3.1.0',

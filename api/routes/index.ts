@@ -8,6 +8,7 @@ import health from './health.ts';
 import importRoutes from './import.ts';
 import onboard from './onboard.ts';
 import openapi from './openapi.ts';
+import pipelineRuns from './pipeline-runs.ts';
 import pipelines from './pipelines.ts';
 import reconciler from './reconciler.ts';
 import settings from './settings.ts';
@@ -24,6 +25,7 @@ export const routes: ((app: FastifyInstance) => Promise<void>)[] = [
   importRoutes,
   dashboards,
   pipelines,
+  pipelineRuns,
   reconciler,
   settings,
   openapi,

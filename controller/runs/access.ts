@@ -1,0 +1,46 @@
+import type { Database } from 'better-sqlite3';
+import { fromJson } from '../kinds/json.ts';
+import { readPipelineRow, readStepRows } from '../kinds/pipeline/store.ts';
+
+/** Who asks, as far as run access cares (the API's Principal fits). */
+export interface RunCaller {
+  role: 'admin' | 'member';
+  /** A key scoped to one client (tenant). */
+  clientScope?: string;
+}
+
+/** Every connection a pipeline references: source, destination and each step's (overrides and inherited). */
+export function pipelineConnections(db: Database, pipelineId: string): string[] | undefined {
+  const row = readPipelineRow(db, pipelineId);
+  if (!row) return undefined;
+  const ids = new Set<string>();
+  const add = (v: unknown) => {
+    if (typeof v === 'string' && v) ids.add(v);
+  };
+  add(fromJson<{ connectionId?: unknown }>(row.source, {}).connectionId);
+  add(fromJson<{ connectionId?: unknown }>(row.destination, {}).connectionId);
+  for (const step of readStepRows(db, pipelineId)) add(fromJson<{ connectionId?: unknown }>(step.config, {}).connectionId);
+  return [...ids];
+}
+
+/**
+ * The one tenancy check of the run routes (until the single authorization module of issue 13
+ * replaces it): a key scoped to a client sees a pipeline only when every connection the
+ * pipeline references is that client's connection; unscoped keys and sessions see all.
+ * An unknown pipeline is not visible, so callers answer both alike (404).
+ */
+export function pipelineVisibleTo(db: Database, caller: RunCaller, pipelineId: string): boolean {
+  const connections = pipelineConnections(db, pipelineId);
+  if (!connections) return false;
+  if (!caller.clientScope) return true;
+  const own = db.prepare("SELECT connection_id FROM clients WHERE client_id = ? AND status = 'ACTIVE'").get(caller.clientScope) as
+    | { connection_id: string | null }
+    | undefined;
+  return !!own?.connection_id && connections.every((c) => c === own.connection_id);
+}
+
+/** A run is visible with its pipeline; runs of a removed pipeline only to unscoped callers. */
+export function runVisibleTo(db: Database, caller: RunCaller, pipelineId: string): boolean {
+  if (pipelineVisibleTo(db, caller, pipelineId)) return true;
+  return !caller.clientScope && !readPipelineRow(db, pipelineId);
+}

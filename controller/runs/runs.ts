@@ -1,0 +1,86 @@
+import type { EventEmitter } from 'node:events';
+import type { Database } from 'better-sqlite3';
+import type { Scheduler } from '../clock.ts';
+import type { Config } from '../config.ts';
+import type { Logger } from '../log.ts';
+import { SecretStore } from '../secrets/store.ts';
+import type { Clock } from '../types.ts';
+import { StoreConnectionResolver } from './connections.ts';
+import { LocalRunDispatcher } from './dispatcher.ts';
+import { PipelineEgress } from './egress.ts';
+import { ScheduleRunner } from './schedules.ts';
+import { RunStore } from './store.ts';
+import type { PipelineEngine } from './types.ts';
+
+export interface PipelineRunsOptions {
+  db: Database;
+  config: Config;
+  engine: PipelineEngine;
+  clock: Clock;
+  scheduler: Scheduler;
+  log: Logger;
+  env?: NodeJS.ProcessEnv;
+  /** This process as recorded on its runs (tests simulate other processes). */
+  owner?: string;
+  /** The reconciler's events: a Pipeline applied or pruned makes the schedules look again. */
+  pipelineEvents?: Pick<EventEmitter, 'on'>;
+}
+
+/**
+ * Pipeline runs of one controller: the run records, the dispatcher (in-process by default) and
+ * the schedules. Building it starts nothing (one-shot `bictl` commands use the dispatcher
+ * alone); `start()` fails runs a crash interrupted and starts the schedules.
+ */
+export class PipelineRuns {
+  readonly store: RunStore;
+  readonly dispatcher: LocalRunDispatcher;
+  readonly schedules: ScheduleRunner;
+
+  constructor(opts: PipelineRunsOptions) {
+    const { db, config, clock, scheduler, log } = opts;
+    const env = opts.env ?? process.env;
+    const secrets = new SecretStore({ db, secretKey: config.secretKey, clock });
+    this.store = new RunStore({ db, clock });
+    this.dispatcher = new LocalRunDispatcher({
+      db,
+      store: this.store,
+      engine: opts.engine,
+      clock,
+      scheduler,
+      log,
+      concurrency: config.runConcurrency,
+      connections: (allowed) => new StoreConnectionResolver({ db, allowed, env, secrets }),
+      egress: new PipelineEgress({ self: { host: config.host, port: config.port }, allow: config.pipelineEgress }),
+      filesDir: config.pipelineFilesDir,
+      owner: opts.owner,
+    });
+    this.schedules = new ScheduleRunner({ db, dispatcher: this.dispatcher, clock, scheduler, log });
+    opts.pipelineEvents?.on('event', (e: { type: string; kind?: string }) => {
+      if (e.type === 'phase' && e.kind === 'Pipeline') void this.schedules.refresh();
+    });
+  }
+
+  async start(): Promise<void> {
+    this.dispatcher.recover();
+    await this.schedules.start();
+  }
+
+  async close(): Promise<void> {
+    this.schedules.stop();
+    await this.dispatcher.close();
+  }
+}
+
+/** The engine until one is plugged in: every run fails, saying so. */
+export const missingEngine: PipelineEngine = {
+  async run(input) {
+    return {
+      status: 'failed',
+      rowsRead: 0,
+      rowsWritten: 0,
+      rowsRejected: 0,
+      error: 'no pipeline engine is configured in this build',
+      steps: input.steps.map((s) => ({ stepId: s.id, type: s.type, name: s.name, status: 'skipped', rowsIn: 0, rowsOut: 0, rowsRejected: 0, durationMs: 0, message: null })),
+    };
+  },
+};
