@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { processIO, type CliIO } from './io.ts';
 import { registerDiff } from './commands/diff.ts';
 import { registerRollback } from './commands/rollback.ts';
+import { registerRun } from './commands/run.ts';
 import { registerServe } from './commands/serve.ts';
 import { registerStatus } from './commands/status.ts';
 import { registerSync } from './commands/sync.ts';
@@ -28,7 +29,7 @@ export async function main(argv: string[], io: CliIO = processIO): Promise<numbe
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
   const ctx = { program, io, setCode };
-  for (const register of [registerServe, registerValidate, registerDiff, registerSync, registerUsers, registerStatus, registerRollback]) {
+  for (const register of [registerServe, registerValidate, registerDiff, registerSync, registerUsers, registerStatus, registerRollback, registerRun]) {
     register(ctx);
   }
   try {
