@@ -150,8 +150,9 @@ export class Runtime {
 
   /** Starts the source: its first full sync, then watching (or polling). */
   async start(): Promise<void> {
-    await this.source.start(this.reconciler);
+    // Runs first: interrupted runs are failed and stored schedules fire even while a git remote is down.
     await this.runs.start();
+    await this.source.start(this.reconciler);
   }
 
   onShutdown(hook: ShutdownHook): void {

@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import type { PipelineEngine } from '../runs/types.ts';
 import { processIO, type CliIO } from './io.ts';
 import { registerDiff } from './commands/diff.ts';
 import { registerRollback } from './commands/rollback.ts';
@@ -15,8 +16,8 @@ export interface GlobalFlags {
   db?: string;
 }
 
-/** Runs `bictl` with `argv` (node, script, ...args); resolves to the exit code. */
-export async function main(argv: string[], io: CliIO = processIO): Promise<number> {
+/** Runs `bictl` with `argv` (node, script, ...args); resolves to the exit code. `engine`: tests run pipelines with a fake. */
+export async function main(argv: string[], io: CliIO = processIO, opts: { engine?: PipelineEngine } = {}): Promise<number> {
   let code = 0;
   const setCode = (c: number) => {
     code = c;
@@ -28,7 +29,7 @@ export async function main(argv: string[], io: CliIO = processIO): Promise<numbe
     .showHelpAfterError()
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
-  const ctx = { program, io, setCode };
+  const ctx = { program, io, setCode, engine: opts.engine };
   for (const register of [registerServe, registerValidate, registerDiff, registerSync, registerUsers, registerStatus, registerRollback, registerRun]) {
     register(ctx);
   }
@@ -46,4 +47,6 @@ export interface CommandContext {
   program: Command;
   io: CliIO;
   setCode(code: number): void;
+  /** The pipeline engine of one-shot runtimes (default: the runtime's). */
+  engine?: PipelineEngine;
 }

@@ -8,7 +8,7 @@ import type { Clock } from '../types.ts';
 import type { RunDispatcher } from './dispatcher.ts';
 import { ActiveRunError } from './store.ts';
 
-/** The longest the scheduler sleeps before it looks again (new or edited pipelines, clock jumps). */
+/** The longest the scheduler sleeps before it looks again (the wall clock may be set meanwhile). */
 export const MAX_SCHEDULE_DELAY_MS = 60_000;
 
 export interface ScheduleRunnerOptions {
@@ -102,8 +102,9 @@ export class ScheduleRunner {
       const next = nextRunAt(schedule, now, created);
       if (next && (earliest === undefined || next.getTime() < earliest)) earliest = next.getTime();
     }
-    if (this.#stopped) return;
-    const delay = earliest === undefined ? MAX_SCHEDULE_DELAY_MS : Math.min(MAX_SCHEDULE_DELAY_MS, Math.max(0, earliest - clock().getTime()));
+    // Nothing upcoming: no timer; an applied or pruned Pipeline makes it look again (refresh).
+    if (this.#stopped || earliest === undefined) return;
+    const delay = Math.min(MAX_SCHEDULE_DELAY_MS, Math.max(0, earliest - clock().getTime()));
     this.#timer = this.#opts.scheduler(() => {
       this.#timer = undefined;
       void this.refresh();

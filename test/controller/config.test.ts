@@ -33,6 +33,13 @@ describe('loadConfig', () => {
     expect(c.git).toMatchObject({ url: 'file:///srv/r.git', branch: 'main', path: 'deploy', intervalMs: 300_000 });
   });
 
+  it('reads the pipeline run settings', () => {
+    expect(loadConfig({})).toMatchObject({ runConcurrency: 2, pipelineFilesDir: resolve('data/files'), pipelineEgress: undefined });
+    const c = loadConfig({ BI_RUN_CONCURRENCY: '8', BI_PIPELINE_FILES_DIR: '/srv/in', BI_PIPELINE_EGRESS: 'db.internal, api.example.com,' });
+    expect(c).toMatchObject({ runConcurrency: 8, pipelineFilesDir: '/srv/in', pipelineEgress: ['db.internal', 'api.example.com'] });
+    expect(loadConfig({ BI_RUN_CONCURRENCY: '0' }).runConcurrency).toBe(1);
+  });
+
   it('reads durations', () => {
     expect([parseDuration('250ms', 1), parseDuration('30s', 1), parseDuration('2', 1), parseDuration('1h', 1), parseDuration('x', 7)]).toEqual([
       250, 30_000, 2000, 3_600_000, 7,
