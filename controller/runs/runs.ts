@@ -5,9 +5,9 @@ import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { SecretStore } from '../secrets/store.ts';
 import type { Clock } from '../types.ts';
-import { StoreConnectionResolver } from './connections.ts';
 import { LocalRunDispatcher } from './dispatcher.ts';
-import { PipelineEgress } from './egress.ts';
+import { StoreConnectionResolver } from './engine/connections.ts';
+import { NetworkEgressPolicy } from './engine/egress.ts';
 import { ScheduleRunner } from './schedules.ts';
 import { RunStore } from './store.ts';
 import type { PipelineEngine } from './types.ts';
@@ -49,8 +49,9 @@ export class PipelineRuns {
       scheduler,
       log,
       concurrency: config.runConcurrency,
-      connections: (allowed) => new StoreConnectionResolver({ db, allowed, env, secrets }),
-      egress: new PipelineEgress({ self: { host: config.host, port: config.port }, allow: config.pipelineEgress }),
+      // A run resolves only the connections its own pipeline references (its tenant's).
+      connections: (allowed) => new StoreConnectionResolver({ db, secrets, env, mayUse: (id) => allowed.includes(id) }),
+      egress: new NetworkEgressPolicy({ listen: { host: config.host, port: config.port }, allowHosts: config.pipelineEgress }),
       filesDir: config.pipelineFilesDir,
       owner: opts.owner,
     });
@@ -70,17 +71,3 @@ export class PipelineRuns {
     await this.dispatcher.close();
   }
 }
-
-/** The engine until one is plugged in: every run fails, saying so. */
-export const missingEngine: PipelineEngine = {
-  async run(input) {
-    return {
-      status: 'failed',
-      rowsRead: 0,
-      rowsWritten: 0,
-      rowsRejected: 0,
-      error: 'no pipeline engine is configured in this build',
-      steps: input.steps.map((s) => ({ stepId: s.id, type: s.type, name: s.name, status: 'skipped', rowsIn: 0, rowsOut: 0, rowsRejected: 0, durationMs: 0, message: null })),
-    };
-  },
-};
