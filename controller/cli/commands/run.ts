@@ -1,7 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import type { RunView } from '../../runs/store.ts';
 import type { StepProgress } from '../../runs/types.ts';
-import { table } from '../io.ts';
 import type { CommandContext } from '../main.ts';
 import { withRuntime } from './oneshot.ts';
 
@@ -77,11 +76,7 @@ export function registerRun(ctx: CommandContext): void {
         process.once('SIGINT', interrupt);
         try {
           const done = await dispatcher.wait(run.runId);
-          if (opts.wait) {
-            print();
-            ctx.io.out('');
-            ctx.io.out(table(HEADERS, done.steps.map(cells)));
-          }
+          if (opts.wait) print();
           ctx.io.out(runSummary(done));
           if (done.status !== 'succeeded') {
             ctx.io.err(`bictl run: ${done.runId} ${done.status}${done.error ? `: ${done.error}` : ''}`);
