@@ -17,7 +17,6 @@ import { ACTOR_ANNOTATION, type Applier, type Clock, type Manifest, type Manifes
 import { DirectoryWriter } from './writers/directory.ts';
 import { GitWriter } from './writers/git.ts';
 import { UnavailableError } from './errors.ts';
-import { StreamingPipelineEngine } from './runs/engine/engine.ts';
 import { PipelineRuns } from './runs/runs.ts';
 import type { PipelineEngine } from './runs/types.ts';
 
@@ -103,7 +102,7 @@ export class Runtime {
     this.runs = new PipelineRuns({
       db: this.db,
       config: opts.config,
-      engine: opts.engine ?? new StreamingPipelineEngine(),
+      engine: opts.engine,
       clock: this.clock,
       scheduler: opts.scheduler ?? realScheduler,
       log: this.log,

@@ -10,12 +10,14 @@ import { StoreConnectionResolver } from './engine/connections.ts';
 import { NetworkEgressPolicy } from './engine/egress.ts';
 import { ScheduleRunner } from './schedules.ts';
 import { RunStore } from './store.ts';
+import { WorkerThreadEngine } from './worker-engine.ts';
 import type { PipelineEngine } from './types.ts';
 
 export interface PipelineRunsOptions {
   db: Database;
   config: Config;
-  engine: PipelineEngine;
+  /** Default: the streaming engine in a worker thread per run. */
+  engine?: PipelineEngine;
   clock: Clock;
   scheduler: Scheduler;
   log: Logger;
@@ -41,17 +43,18 @@ export class PipelineRuns {
     const env = opts.env ?? process.env;
     const secrets = new SecretStore({ db, secretKey: config.secretKey, clock });
     this.store = new RunStore({ db, clock });
+    const egress = { listen: { host: config.host, port: config.port }, allowHosts: config.pipelineEgress };
     this.dispatcher = new LocalRunDispatcher({
       db,
       store: this.store,
-      engine: opts.engine,
+      engine: opts.engine ?? new WorkerThreadEngine({ egress }),
       clock,
       scheduler,
       log,
       concurrency: config.runConcurrency,
       // A run resolves only the connections its own pipeline references (its tenant's).
       connections: (allowed) => new StoreConnectionResolver({ db, secrets, env, mayUse: (id) => allowed.includes(id) }),
-      egress: new NetworkEgressPolicy({ listen: { host: config.host, port: config.port }, allowHosts: config.pipelineEgress }),
+      egress: new NetworkEgressPolicy(egress),
       filesDir: config.pipelineFilesDir,
       owner: opts.owner,
     });
