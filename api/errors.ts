@@ -44,3 +44,14 @@ export function errorHandler(err: FastifyError, req: FastifyRequest, reply: Fast
 export function notFoundHandler(req: FastifyRequest, reply: FastifyReply): void {
   void reply.status(404).send({ success: false, error: `Route ${req.method} ${req.url.split('?')[0]} not found` });
 }
+
+/** Error handler of the pipeline endpoints: failures as `{success:false, message}` (spec 4.4), not `error`. */
+export function messageErrorHandler(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
+  const status = statusOf(err);
+  if (status >= 500 && !(err instanceof UnavailableError)) {
+    req.log.error({ err: err.message, stack: err.stack }, 'request failed');
+    void reply.status(500).send({ success: false, message: 'Internal server error' });
+    return;
+  }
+  void reply.status(status).send({ success: false, message: err.code?.startsWith('FST_') ? clientMessage(err) : err.message });
+}

@@ -1,11 +1,11 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
-import { NotFoundError, UnavailableError, ValidationError } from '../../controller/errors.ts';
+import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import { NotFoundError, ValidationError } from '../../controller/errors.ts';
 import { pipelineVisibleTo, runVisibleTo } from '../../controller/runs/access.ts';
 import { RunStore, type RunView } from '../../controller/runs/store.ts';
 import type { RunStatus } from '../../controller/runs/types.ts';
 import { requireApiKey, requireSession } from '../auth/guards.ts';
 import type { Principal } from '../auth/types.ts';
-import { clientMessage, statusOf } from '../errors.ts';
+import { messageErrorHandler } from '../errors.ts';
 import { LIMITS, RUN_STATUS_VALUES } from './pipeline-runs.schemas.ts';
 
 /** `?limit=` as an integer 1..max (the default when absent); 400 naming the field otherwise. */
@@ -35,14 +35,7 @@ export default async function pipelineRunRoutes(app: FastifyInstance): Promise<v
   const rt = app.runtime;
 
   // Pipeline endpoints answer failures as {success:false, message} (spec 4.4).
-  app.setErrorHandler((err: FastifyError, req, reply) => {
-    const status = statusOf(err);
-    if (status >= 500 && !(err instanceof UnavailableError)) {
-      req.log.error({ err: err.message, stack: err.stack }, 'request failed');
-      return reply.status(500).send({ success: false, message: 'Internal server error' });
-    }
-    return reply.status(status).send({ success: false, message: err.code?.startsWith('FST_') ? clientMessage(err) : err.message });
-  });
+  app.setErrorHandler(messageErrorHandler);
 
   const caller = (req: FastifyRequest): Principal => req.principal as Principal;
 

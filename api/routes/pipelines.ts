@@ -1,6 +1,5 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDryRun } from '../query.ts';
-import { UnavailableError } from '../../controller/errors.ts';
 import { resolveSteps } from '../../controller/kinds/pipeline/normalize.ts';
 import { nextRunAt } from '../../controller/kinds/pipeline/schedule.ts';
 import { readPipeline } from '../../controller/kinds/pipeline/store.ts';
@@ -9,7 +8,7 @@ import type { Manifest } from '../../controller/types.ts';
 import { ManifestNames } from '../../controller/writers/names.ts';
 import { slugify } from '../../controller/writers/paths.ts';
 import { requireApiKey, requireSession } from '../auth/guards.ts';
-import { clientMessage, statusOf } from '../errors.ts';
+import { messageErrorHandler } from '../errors.ts';
 
 const DIR = 'pipelines';
 /** Base of the manifest name: the slug of the display name, short enough for a `-<n>` suffix. */
@@ -23,14 +22,7 @@ export default async function pipelineRoutes(app: FastifyInstance): Promise<void
   const names = new ManifestNames({ kind: 'Pipeline', dir: DIR, locks: rt.locks, status: rt.reconciler.status, writer: rt.writer });
 
   // Pipeline endpoints answer failures as {success:false, message} (spec 4.4), not `error`.
-  app.setErrorHandler((err: FastifyError, req, reply) => {
-    const status = statusOf(err);
-    if (status >= 500 && !(err instanceof UnavailableError)) {
-      req.log.error({ err: err.message, stack: err.stack }, 'request failed');
-      return reply.status(500).send({ success: false, message: 'Internal server error' });
-    }
-    return reply.status(status).send({ success: false, message: err.code?.startsWith('FST_') ? clientMessage(err) : err.message });
-  });
+  app.setErrorHandler(messageErrorHandler);
 
   async function importPipeline(req: FastifyRequest, reply: FastifyReply) {
     const principal = req.principal;

@@ -3,7 +3,7 @@ import { boundMessage, ConflictError } from '../errors.ts';
 import { fromJson, toJson } from '../kinds/json.ts';
 import { IdAllocator } from '../store/ids.ts';
 import type { Clock } from '../types.ts';
-import type { LogLevel, RejectedRow, RunStatus, RunTrigger, StepProgress } from './types.ts';
+import type { EngineResult, LogLevel, RejectedRow, RunStatus, RunTrigger, StepProgress } from './types.ts';
 
 /** A run as the API shows it (DESIGN "Pipeline runs": the `run` object). */
 export interface RunView {
@@ -45,14 +45,8 @@ export interface RunProgress {
   logs?: LogLine[];
 }
 
-export interface RunOutcome {
-  status: 'succeeded' | 'failed' | 'cancelled';
-  rowsRead: number;
-  rowsWritten: number;
-  rowsRejected: number;
-  error: string | null;
-  steps: StepProgress[];
-}
+/** How a run ended, as the engine answers it. */
+export type RunOutcome = EngineResult;
 
 export const RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
 export const ACTIVE_STATUSES: readonly RunStatus[] = ['queued', 'running'];
