@@ -3,7 +3,7 @@ import type { Config } from '../controller/config.ts';
 import { authFor } from '../controller/auth/runtime-auth.ts';
 import { createLogger } from '../controller/log.ts';
 import { Runtime } from '../controller/runtime.ts';
-import type { SyncReport } from '../controller/reconciler/reconciler.ts';
+import type { SyncReport } from '../controller/reconciler/types.ts';
 import { redactUrl } from '../controller/sources/git.ts';
 import { buildApp } from './app.ts';
 

@@ -1,19 +1,20 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
 import { realScheduler, systemClock, type Scheduler } from './clock.ts';
 import type { Config } from './config.ts';
 import { defaultAppliers } from './kinds/index.ts';
 import { silentLogger, type Logger } from './log.ts';
 import { SchemaRegistry } from './manifest/validator.ts';
 import { KeyedMutex } from './mutex.ts';
-import { Reconciler, type Outcome } from './reconciler/reconciler.ts';
+import { Reconciler } from './reconciler/reconciler.ts';
+import type { PlanEntry, SyncReport } from './reconciler/types.ts';
 import { WriterLock } from './git/lock.ts';
 import { GitRepo } from './git/repo.ts';
 import { DirectorySource } from './sources/directory.ts';
 import { GitSource } from './sources/git.ts';
 import { openStore, type Store } from './store/db.ts';
-import { ACTOR_ANNOTATION, type Applier, type Clock, type Manifest, type ManifestSource, type ManifestWriter, type WriteOptions } from './types.ts';
+import type { Applier, Clock, ManifestSource, ManifestWriter } from './types.ts';
+import { ManifestSubmitter } from './usecases/submit.ts';
 import { DirectoryWriter } from './writers/directory.ts';
 import { GitWriter } from './writers/git.ts';
 import { UnavailableError } from './errors.ts';
@@ -55,6 +56,8 @@ export class Runtime {
   readonly reconciler: Reconciler;
   readonly source: ManifestSource;
   readonly writer: ManifestWriter;
+  /** The API's one write path (write, reconcile, withdraw on failure). */
+  readonly submitter: ManifestSubmitter;
   /** The git source in git mode (BI_GIT_URL set), for sync now, webhooks and rollback. */
   readonly gitSource: GitSource | undefined;
   readonly clock: Clock;
@@ -85,18 +88,22 @@ export class Runtime {
       });
     this.gitSource = this.source instanceof GitSource ? this.source : undefined;
     this.writer = opts.writer ?? git?.writer ?? new DirectoryWriter({ root: this.source.root });
+    const source = this.source;
     this.reconciler = new Reconciler({
       db: this.db,
       schemas: this.schemas,
       appliers: opts.appliers ?? defaultAppliers(),
-      root: this.source.root,
+      read: (path) => source.read(path),
       clock: this.clock,
       scheduler: opts.scheduler,
       random: opts.random,
     });
-    this.reconciler.on('event', (e: { type: string; key: string; phase?: string; step?: string; message?: string }) => {
+    source.connect(this.reconciler);
+    this.submitter = new ManifestSubmitter({ writer: this.writer, reconciler: this.reconciler, track: (fn) => this.track(fn) });
+    this.reconciler.on('event', (e) => {
       if (e.type === 'step') this.log.debug({ key: e.key, step: e.step }, 'step');
-      else if (e.phase === 'Failed' || e.phase === 'Invalid' || e.type === 'prune-blocked') this.log.warn({ key: e.key, phase: e.phase, message: e.message }, e.type);
+      else if (e.type === 'prune-blocked') this.log.warn({ key: e.key, message: e.message }, 'prune-blocked');
+      else if (e.phase === 'Failed' || e.phase === 'Invalid') this.log.warn({ key: e.key, phase: e.phase, reason: e.reason, message: e.message }, 'phase');
       else this.log.info({ key: e.key, phase: e.phase }, 'reconciled');
     });
     this.runs = new PipelineRuns({
@@ -152,47 +159,25 @@ export class Runtime {
   async start(): Promise<void> {
     // Runs first: interrupted runs are failed and stored schedules fire even while a git remote is down.
     await this.runs.start();
-    await this.source.start(this.reconciler);
+    await this.source.start();
+  }
+
+  /** Sync now (API, bictl sync): the source delivers everything it has; the same call in every mode. */
+  syncNow(opts: { allowMassPrune?: boolean } = {}): Promise<SyncReport> {
+    return this.track(() => this.source.syncNow(opts));
+  }
+
+  /** What a sync would change (bictl diff), changing nothing. */
+  async plan(): Promise<PlanEntry[]> {
+    return this.reconciler.plan(await this.source.snapshot());
   }
 
   onShutdown(hook: ShutdownHook): void {
     this.#shutdown.push(hook);
   }
 
-  /**
-   * The API's one path to change desired state: write the manifest (a file, or a commit in
-   * git mode) with the caller recorded in an annotation, then reconcile that file now.
-   */
-  submit(relPath: string, manifest: Manifest, opts: WriteOptions): Promise<Outcome> {
-    return this.#track(() => this.#submit(relPath, manifest, opts));
-  }
-
-  async #submit(relPath: string, manifest: Manifest, opts: WriteOptions): Promise<Outcome> {
-    const withActor: Manifest = {
-      ...manifest,
-      metadata: { ...manifest.metadata, annotations: { ...manifest.metadata.annotations, [ACTOR_ANNOTATION]: opts.actor.userId } },
-    };
-    const text = stringify(withActor, { aliasDuplicateObjects: false });
-    const written = await this.writer.write(relPath, text, opts);
-    // Reconcile what was written without reading and parsing it back (a clone: validation fills in defaults).
-    const outcome = await this.reconciler.reconcilePath(
-      relPath,
-      { revision: written?.revision, authors: new Map([[relPath, opts.actor.userId]]) },
-      { bytes: Buffer.from(text), document: structuredClone(withActor) },
-    );
-    if (!outcome) throw new Error(`${relPath} was written but not reconciled`);
-    return outcome;
-  }
-
-  /** Removes a manifest the API wrote (a failed onboarding) and reconciles the removal. */
-  withdraw(relPath: string, opts: WriteOptions): Promise<void> {
-    return this.#track(async () => {
-      const written = await this.writer.remove(relPath, opts);
-      await this.reconciler.reconcilePath(relPath, { revision: written?.revision });
-    });
-  }
-
-  #track<T>(fn: () => Promise<T>): Promise<T> {
+  /** Runs `fn` as work in flight: refused once stopping, awaited by stop() before the store closes. */
+  track<T>(fn: () => Promise<T>): Promise<T> {
     if (this.#stopped) return Promise.reject(new UnavailableError('the controller is shutting down'));
     const p = fn();
     this.#inFlight.add(p);

@@ -3,7 +3,7 @@ import { authFor } from '../../controller/auth/runtime-auth.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../controller/errors.ts';
 import type { Problem } from '../../controller/types.ts';
 import { requireSession } from '../auth/guards.ts';
-import type { Principal } from '../auth/types.ts';
+import { principalOf } from '../auth/principal.ts';
 
 const CLIENT_ID = /^[A-Z0-9][A-Z0-9_-]{0,63}$/;
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
@@ -48,17 +48,12 @@ export function parseCreateKey(body: unknown, now: Date): CreateKeyBody {
   return out as CreateKeyBody;
 }
 
-function caller(principal: Principal | undefined): Principal {
-  if (!principal) throw new Error('session guard did not set a principal');
-  return principal;
-}
-
 /** API-key management (spec 4.7, 4.8, and the listing of DESIGN.md); every route is S with CTN. */
 export default async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
   const session = requireSession(app);
 
   app.post<{ Params: { userId: string } }>('/v1/api-keys/:userId', { preHandler: session }, async (req, reply) => {
-    const me = caller(req.principal);
+    const me = principalOf(req);
     const auth = authFor(app.runtime);
     const body = parseCreateKey(req.body, app.runtime.clock());
     const target = body.targetUserId ?? me.userId;
@@ -72,7 +67,7 @@ export default async function apiKeyRoutes(app: FastifyInstance): Promise<void> 
   });
 
   app.delete<{ Params: { userId: string; keyId: string } }>('/v1/api-keys/:userId/:keyId', { preHandler: session }, async (req) => {
-    const me = caller(req.principal);
+    const me = principalOf(req);
     const auth = authFor(app.runtime);
     const key = auth.keys.get(req.params.keyId);
     if (!key || (key.userId !== me.userId && me.role !== 'admin')) throw new NotFoundError(`API key ${req.params.keyId} not found`);
@@ -82,7 +77,7 @@ export default async function apiKeyRoutes(app: FastifyInstance): Promise<void> 
   });
 
   app.get<{ Params: { userId: string } }>('/v1/api-keys/:userId', { preHandler: session }, async (req) => {
-    const me = caller(req.principal);
+    const me = principalOf(req);
     return { success: true, keys: authFor(app.runtime).listKeys(me.userId) };
   });
 }

@@ -4,6 +4,7 @@ import type { RotatedTokens } from '../../controller/auth/sessions.ts';
 import { ValidationError } from '../../controller/errors.ts';
 import type { Problem } from '../../controller/types.ts';
 import { ACCESS_COOKIE, REFRESH_COOKIE, REFRESH_PATH, SESSION_COOKIE, isHttps, readCookie, serializeCookie, setCookies } from '../auth/cookies.ts';
+import { principalOf } from '../auth/principal.ts';
 import { requireSession } from '../auth/guards.ts';
 
 const INVALID_LOGIN = { success: false, error: 'Invalid username or password' } as const;
@@ -87,7 +88,7 @@ export default async function authRoutes(app: FastifyInstance): Promise<void> {
 
   /** Who the session belongs to (the UI asks after a reload). */
   app.get('/v1/auth/session', { preHandler: requireSession(app) }, async (req) => {
-    const p = req.principal;
-    return { success: true, userId: p?.userId, username: p?.username, role: p?.role };
+    const p = principalOf(req);
+    return { success: true, userId: p.userId, username: p.username, role: p.role };
   });
 }

@@ -5,7 +5,7 @@ import chartTypes from './chart-types.ts';
 import clients from './clients.ts';
 import dashboards from './dashboards.ts';
 import health from './health.ts';
-import importRoutes from './import.ts';
+import dashboardImport from './dashboard-import.ts';
 import onboard from './onboard.ts';
 import openapi from './openapi.ts';
 import pipelineRuns from './pipeline-runs.ts';
@@ -22,7 +22,7 @@ export const routes: ((app: FastifyInstance) => Promise<void>)[] = [
   onboard,
   clients,
   chartTypes,
-  importRoutes,
+  dashboardImport,
   dashboards,
   pipelines,
   pipelineRuns,

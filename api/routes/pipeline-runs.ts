@@ -4,8 +4,7 @@ import { pipelineVisibleTo, runVisibleTo } from '../../controller/runs/access.ts
 import { RunStore, type RunView } from '../../controller/runs/store.ts';
 import type { RunStatus } from '../../controller/runs/types.ts';
 import { requireApiKey, requireSession } from '../auth/guards.ts';
-import type { Principal } from '../auth/types.ts';
-import { messageErrorHandler } from '../errors.ts';
+import { principalOf } from '../auth/principal.ts';
 import { LIMITS, RUN_STATUS_VALUES } from './pipeline-runs.schemas.ts';
 
 /** `?limit=` as an integer 1..max (the default when absent); 400 naming the field otherwise. */
@@ -34,10 +33,7 @@ export function parseRunStatus(raw: unknown): RunStatus | undefined {
 export default async function pipelineRunRoutes(app: FastifyInstance): Promise<void> {
   const rt = app.runtime;
 
-  // Pipeline endpoints answer failures as {success:false, message} (spec 4.4).
-  app.setErrorHandler(messageErrorHandler);
-
-  const caller = (req: FastifyRequest): Principal => req.principal as Principal;
+  const caller = principalOf;
 
   /** The pipeline of the path, when the caller may see it. */
   function visiblePipeline(req: FastifyRequest): string {
@@ -95,9 +91,11 @@ export default async function pipelineRunRoutes(app: FastifyInstance): Promise<v
   ];
   const apiKey: preHandlerAsyncHookHandler = requireApiKey(app);
   const session: preHandlerAsyncHookHandler = requireSession(app);
+  // Pipeline endpoints answer failures as `{success:false, message}` (spec 4.4).
+  const config = { errorField: 'message' as const };
   for (const [method, url, handler] of routes) {
-    app.route({ method, url, preHandler: apiKey, handler });
+    app.route({ method, url, preHandler: apiKey, config, handler });
     // The session variant: `{userId}` last, as the UI's other endpoints.
-    app.route({ method, url: `${url}/:userId`, preHandler: session, handler });
+    app.route({ method, url: `${url}/:userId`, preHandler: session, config, handler });
   }
 }

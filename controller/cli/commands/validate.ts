@@ -1,10 +1,9 @@
-import { readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { formatProblem } from '../../errors.ts';
 import { defaultAppliers } from '../../kinds/index.ts';
-import { MAX_MANIFEST_BYTES, parseManifest } from '../../manifest/loader.ts';
+import { parseManifest } from '../../manifest/loader.ts';
 import { SchemaRegistry } from '../../manifest/validator.ts';
-import { listManifestPaths } from '../../sources/list.ts';
+import { ManifestFiles } from '../../sources/files.ts';
 import type { CommandContext } from '../main.ts';
 
 /**
@@ -14,16 +13,17 @@ import type { CommandContext } from '../main.ts';
 export async function validateDir(dir: string): Promise<{ files: number; problems: string[] }> {
   const schemas = new SchemaRegistry();
   const appliers = new Map(defaultAppliers().map((a) => [a.kind, a]));
-  const paths = await listManifestPaths(dir);
+  const files = new ManifestFiles(dir);
+  const paths = await files.list();
   const problems: string[] = [];
   const owners = new Map<string, string>();
-  for (const path of paths) {
-    const bytes = await readFile(join(dir, path));
-    if (bytes.length > MAX_MANIFEST_BYTES) {
-      problems.push(`${path}: file is larger than 1 MiB`);
+  for await (const file of files.readAll(paths)) {
+    const path = file.path;
+    if ('unreadable' in file) {
+      problems.push(`${path}: ${file.unreadable}`);
       continue;
     }
-    const r = parseManifest(path, bytes, schemas);
+    const r = parseManifest(path, file.bytes, schemas);
     if (!r.ok) {
       for (const p of r.problems) problems.push(`${path}: ${formatProblem(p)}`);
       continue;

@@ -19,7 +19,8 @@ export interface OnboardingPlan {
   steps: readonly ClientStep[];
 }
 
-export type PlanResult = { ok: true; plan: OnboardingPlan } | { ok: false; step: string; error: string };
+/** A failed plan carries the StepError the real onboarding would fail with. */
+export type PlanResult = { ok: true; plan: OnboardingPlan } | { ok: false; error: StepError };
 
 class DryRunRollback extends Error {
   constructor(readonly refs: ClientRefs) {
@@ -35,7 +36,7 @@ export function planOnboarding(opts: { db: Database; applier: Applier<ClientSpec
   const { db, applier, manifest, now } = opts;
   const key = `Client/${manifest.metadata.name}`;
   const problems = applier.check?.(db, manifest) ?? [];
-  if (problems.length) return { ok: false, step: 'validate', error: `validate: ${problems.map(formatProblem).join('; ')}` };
+  if (problems.length) return { ok: false, error: new StepError('validate', problems.map(formatProblem).join('; ')) };
   const ids = new IdAllocator({ db, clock: () => now });
   let refs: ClientRefs;
   try {
@@ -46,8 +47,8 @@ export function planOnboarding(opts: { db: Database; applier: Applier<ClientSpec
     throw new Error('dry run did not roll back');
   } catch (err) {
     if (!(err instanceof DryRunRollback)) {
-      if (err instanceof StepError) return { ok: false, step: err.step, error: err.message };
-      return { ok: false, step: 'apply', error: (err as Error).message };
+      if (err instanceof StepError) return { ok: false, error: err };
+      return { ok: false, error: new StepError('apply', (err as Error).message) };
     }
     refs = err.refs;
   }

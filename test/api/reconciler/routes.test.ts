@@ -38,6 +38,7 @@ describe('reconciler routes (directory mode)', () => {
           name: 'B',
           path: 'broken.yaml',
           phase: 'Invalid',
+          reason: 'schema',
           message: expect.stringContaining('apiVersion'),
           attempts: 0,
           nextRetryAt: null,
@@ -51,6 +52,7 @@ describe('reconciler routes (directory mode)', () => {
           name: 'wh',
           path: 'connections/wh.yaml',
           phase: 'Synced',
+          reason: null,
           message: '',
           attempts: 0,
           nextRetryAt: null,
@@ -64,6 +66,7 @@ describe('reconciler routes (directory mode)', () => {
           name: 'retail',
           path: 'core-models/retail.yaml',
           phase: 'Synced',
+          reason: null,
           message: '',
           attempts: 0,
           nextRetryAt: null,
@@ -191,7 +194,9 @@ describe('reconciler routes (directory mode)', () => {
       kind: 'CoreModel',
       name: 'extra',
       phase: 'Synced',
+      reason: null,
       message: '',
+      revision: null,
       at: '2026-03-01T10:00:00.000Z',
     });
     expect(events.some((e) => e.type === 'step' && e.key === 'CoreModel/extra')).toBe(true);
