@@ -79,6 +79,8 @@ export class ScheduleRunner {
     this.#timer?.();
     this.#timer = undefined;
     const now = clock();
+    // Pruned pipelines leave nothing behind.
+    db.prepare('DELETE FROM pipeline_schedule_state WHERE pipeline_id NOT IN (SELECT pipeline_id FROM pipelines)').run();
     const rows = db
       .prepare(
         `SELECT p.pipeline_id, p.schedule, p.created_at, s.handled_at FROM pipelines p

@@ -81,6 +81,18 @@ describe('schedules', () => {
     expect(view?.lastRun?.runId).toBe(runs(id)[0].runId);
   });
 
+  it('a pruned pipeline stops firing and leaves no schedule state', async () => {
+    const id = await setup(hourly());
+    await tick(30 * 60_000);
+    expect(runs(id)).toHaveLength(1);
+    t.remove('pipelines/p.yaml');
+    await t.sync();
+    await t.rt.runs.schedules.settled();
+    await tick(3 * 3600_000);
+    expect(runs(id)).toHaveLength(1);
+    expect(t.rt.db.prepare('SELECT COUNT(*) AS n FROM pipeline_schedule_state').get()).toEqual({ n: 0 });
+  });
+
   it('a disabled schedule never fires', async () => {
     const id = await setup({ ...hourly(), schedule: { isEnabled: false, frequency: 'hourly' } });
     await tick(5 * 3600_000);
