@@ -37,13 +37,18 @@ export class PipelineRuns {
   readonly store: RunStore;
   readonly dispatcher: LocalRunDispatcher;
   readonly schedules: ScheduleRunner;
+  /** Where pipelines may connect (never the controller's own listener, never link-local). */
+  readonly egress: NetworkEgressPolicy;
+  readonly #listen: { host: string; port: number };
 
   constructor(opts: PipelineRunsOptions) {
     const { db, config, clock, scheduler, log } = opts;
     const env = opts.env ?? process.env;
     const secrets = new SecretStore({ db, secretKey: config.secretKey, clock });
     this.store = new RunStore({ db, clock });
-    const egress = { listen: { host: config.host, port: config.port }, allowHosts: config.pipelineEgress };
+    this.#listen = { host: config.host, port: config.port };
+    const egress = { listen: this.#listen, allowHosts: config.pipelineEgress };
+    this.egress = new NetworkEgressPolicy(egress);
     this.dispatcher = new LocalRunDispatcher({
       db,
       store: this.store,
@@ -54,7 +59,7 @@ export class PipelineRuns {
       concurrency: config.runConcurrency,
       // A run resolves only the connections its own pipeline references (its tenant's).
       connections: (allowed) => new StoreConnectionResolver({ db, secrets, env, mayUse: (id) => allowed.includes(id) }),
-      egress: new NetworkEgressPolicy(egress),
+      egress: this.egress,
       filesDir: config.pipelineFilesDir,
       owner: opts.owner,
     });
@@ -62,6 +67,11 @@ export class PipelineRuns {
     opts.pipelineEvents?.on('event', (e: { type: string; kind?: string }) => {
       if (e.type === 'phase' && e.kind === 'Pipeline') void this.schedules.refresh();
     });
+  }
+
+  /** The port the server really listens on (PORT=0 picks one): pipelines may not reach it. */
+  listening(port: number): void {
+    this.#listen.port = port;
   }
 
   async start(): Promise<void> {

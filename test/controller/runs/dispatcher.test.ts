@@ -121,3 +121,17 @@ describe('LocalRunDispatcher', () => {
     expect(ownerAlive(null)).toBe(false);
   });
 });
+
+describe('PipelineRuns egress', () => {
+  it("refuses the controller's own listening port once the server knows it (PORT=0 picks one)", async () => {
+    const t = await makeTestRuntime();
+    try {
+      await expect(t.rt.runs.egress.check('127.0.0.1', 41234)).resolves.toBeUndefined();
+      t.rt.runs.listening(41234);
+      await expect(t.rt.runs.egress.check('127.0.0.1', 41234)).rejects.toThrow("it is the controller's own listening address");
+      await expect(t.rt.runs.egress.check('169.254.169.254', 80)).rejects.toThrow();
+    } finally {
+      await t.close();
+    }
+  });
+});
