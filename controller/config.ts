@@ -15,13 +15,15 @@ export interface Config {
   adminUser?: string;
   adminPassword?: string;
   secretKey?: string;
+  /** Bearer token `GET /metrics` requires; open when unset. */
+  metricsToken?: string;
   git?: GitConfig;
   /** BI_RUN_CONCURRENCY: pipeline runs executing at once in this process (more wait queued). */
   runConcurrency: number;
-  /** BI_PIPELINE_FILES_DIR: file sources are read only below it. */
+  /** BI_PIPELINE_FILES_DIR: file sources and custom reconcile mappings are read below it only. */
   pipelineFilesDir: string;
-  /** BI_PIPELINE_EGRESS: hosts pipelines may reach (comma-separated); unset = any but the refused ones. */
-  pipelineEgress?: string[];
+  /** BI_PIPELINE_EGRESS: hosts (`host` or `host:port`) pipelines may reach; empty = any but the forbidden ones. */
+  pipelineEgress: string[];
 }
 
 export interface GitConfig {
@@ -74,14 +76,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     adminUser: env.BI_ADMIN_USER || undefined,
     adminPassword: env.BI_ADMIN_PASSWORD || undefined,
     secretKey: env.BI_SECRET_KEY || undefined,
+    metricsToken: env.BI_METRICS_TOKEN || undefined,
     git,
     runConcurrency: Math.max(1, Math.floor(num(env.BI_RUN_CONCURRENCY, 2))),
-    pipelineFilesDir: resolve(env.BI_PIPELINE_FILES_DIR ?? resolve(dbPath, '..', 'files')),
-    pipelineEgress: env.BI_PIPELINE_EGRESS
-      ? env.BI_PIPELINE_EGRESS.split(',')
-          .map((h) => h.trim())
-          .filter(Boolean)
-      : undefined,
+    pipelineFilesDir: resolve(env.BI_PIPELINE_FILES_DIR || resolve(dbPath, '..', 'pipeline-files')),
+    pipelineEgress: (env.BI_PIPELINE_EGRESS ?? '').split(',').map((h) => h.trim()).filter(Boolean),
     ...overrides,
   };
 }

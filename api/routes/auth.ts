@@ -54,6 +54,7 @@ export default async function authRoutes(app: FastifyInstance): Promise<void> {
     const { username, password } = loginBody(req.body);
     const result = await authFor(app.runtime).login(username, password, req.ip);
     if (!result.ok) {
+      app.runtime.metrics.authRefused({ method: 'login', reason: result.status === 429 ? 'rate_limited' : 'bad_credentials' });
       if (result.status === 429) {
         return reply
           .status(429)

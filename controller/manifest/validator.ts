@@ -14,6 +14,7 @@ export const KIND_SCHEMAS: Record<string, string> = {
   Pipeline: 'pipeline',
   Connection: 'connection',
   CoreModel: 'coremodel',
+  Notifier: 'notifier',
 };
 
 type Validated<T> = { ok: true; value: T } | { ok: false; problems: Problem[] };

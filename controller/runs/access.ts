@@ -44,3 +44,11 @@ export function runVisibleTo(db: Database, caller: RunCaller, pipelineId: string
   if (pipelineVisibleTo(db, caller, pipelineId)) return true;
   return !caller.clientScope && !readPipelineRow(db, pipelineId);
 }
+
+/** The client owning a pipeline: the one whose connection is every connection the pipeline references. */
+export function pipelineClient(db: Database, pipelineId: string): string | undefined {
+  const connections = pipelineConnections(db, pipelineId);
+  if (!connections || connections.length === 0 || connections.some((c) => c !== connections[0])) return undefined;
+  const row = db.prepare("SELECT client_id FROM clients WHERE connection_id = ? AND status = 'ACTIVE'").all(connections[0]) as { client_id: string }[];
+  return row.length === 1 ? row[0].client_id : undefined;
+}

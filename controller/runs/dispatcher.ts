@@ -92,7 +92,10 @@ export class LocalRunDispatcher extends EventEmitter implements RunDispatcher {
   /** Runs left queued or running by a process that is gone become `failed` (`interrupted`). */
   recover(): string[] {
     const failed = this.#opts.store.failInterrupted((owner) => ownerAlive(owner, this.#owner));
-    for (const runId of failed) this.#opts.log.warn({ runId }, 'run interrupted by a restart: marked failed');
+    for (const runId of failed) {
+      this.#opts.log.warn({ runId }, 'run interrupted by a restart: marked failed');
+      this.emit('finished', this.#opts.store.get(runId));
+    }
     return failed;
   }
 

@@ -6,10 +6,12 @@ import type { Logger } from '../log.ts';
 import { SecretStore } from '../secrets/store.ts';
 import type { Clock } from '../types.ts';
 import { LocalRunDispatcher } from './dispatcher.ts';
-import { StoreConnectionResolver } from './engine/connections.ts';
-import { NetworkEgressPolicy } from './engine/egress.ts';
+import { NetworkEgressPolicy, StoreConnectionResolver } from './engine/index.ts';
 import { ScheduleRunner } from './schedules.ts';
-import { RunStore } from './store.ts';
+import { readPipelineRow } from '../kinds/pipeline/store.ts';
+import type { RunOutcome } from '../metrics/runs.ts';
+import { pipelineClient } from './access.ts';
+import { RunStore, type RunView } from './store.ts';
 import { WorkerThreadEngine } from './worker-engine.ts';
 import type { PipelineEngine } from './types.ts';
 
@@ -26,6 +28,29 @@ export interface PipelineRunsOptions {
   owner?: string;
   /** The reconciler's events: a Pipeline applied or pruned makes the schedules look again. */
   pipelineEvents?: Pick<EventEmitter, 'on'>;
+  /** Once per finished run (metrics and notifications). */
+  onFinished?: (run: RunOutcome) => void;
+}
+
+/** A finished run as metrics and notifications see it. */
+export function runOutcome(db: Database, run: RunView): RunOutcome | undefined {
+  if (run.status !== 'succeeded' && run.status !== 'failed' && run.status !== 'cancelled') return undefined;
+  const key = readPipelineRow(db, run.pipelineId)?.manifest_key;
+  const clientId = pipelineClient(db, run.pipelineId);
+  const failedStep = run.steps.find((s) => s.status === 'failed')?.name;
+  return {
+    runId: run.runId,
+    pipelineId: run.pipelineId,
+    ...(key?.startsWith('Pipeline/') ? { pipelineName: key.slice('Pipeline/'.length) } : {}),
+    ...(clientId ? { clientId } : {}),
+    status: run.status,
+    durationMs: run.durationMs ?? 0,
+    rowsRead: run.rowsRead,
+    rowsWritten: run.rowsWritten,
+    rowsRejected: run.rowsRejected,
+    error: run.error,
+    ...(failedStep && run.status === 'failed' ? { failedStep } : {}),
+  };
 }
 
 /**
@@ -64,6 +89,17 @@ export class PipelineRuns {
       owner: opts.owner,
     });
     this.schedules = new ScheduleRunner({ db, dispatcher: this.dispatcher, clock, scheduler, log });
+    const onFinished = opts.onFinished;
+    if (onFinished) {
+      this.dispatcher.on('finished', (run: RunView) => {
+        const outcome = runOutcome(db, run);
+        try {
+          if (outcome) onFinished(outcome);
+        } catch (err) {
+          log.error({ runId: run.runId, err: (err as Error).message }, 'observing a run failed');
+        }
+      });
+    }
     opts.pipelineEvents?.on('event', (e: { type: string; kind?: string }) => {
       if (e.type === 'phase' && e.kind === 'Pipeline') void this.schedules.refresh();
     });

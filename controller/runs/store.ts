@@ -45,8 +45,6 @@ export interface RunProgress {
   logs?: LogLine[];
 }
 
-/** How a run ended, as the engine answers it. */
-export type RunOutcome = EngineResult;
 
 export const RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
 export const ACTIVE_STATUSES: readonly RunStatus[] = ['queued', 'running'];
@@ -270,7 +268,7 @@ export class RunStore {
   }
 
   /** The run's end, written once. */
-  finish(runId: string, outcome: RunOutcome): RunView {
+  finish(runId: string, outcome: EngineResult): RunView {
     const now = this.#clock();
     const row = this.#row(runId);
     const started = row?.started_at ?? row?.queued_at;

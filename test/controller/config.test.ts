@@ -15,6 +15,16 @@ describe('loadConfig', () => {
       logLevel: 'info',
       trustProxy: false,
       git: undefined,
+      pipelineFilesDir: resolve('data/pipeline-files'),
+      pipelineEgress: [],
+    });
+  });
+
+  it('reads the pipeline settings: files folder (default beside the store) and the egress allow-list', () => {
+    expect(loadConfig({ BI_DB_PATH: '/srv/d/x.sqlite' }).pipelineFilesDir).toBe('/srv/d/pipeline-files');
+    expect(loadConfig({ BI_PIPELINE_FILES_DIR: '/srv/in', BI_PIPELINE_EGRESS: ' api.example.com, db.internal:5432 ,' })).toMatchObject({
+      pipelineFilesDir: '/srv/in',
+      pipelineEgress: ['api.example.com', 'db.internal:5432'],
     });
   });
 
@@ -33,10 +43,9 @@ describe('loadConfig', () => {
     expect(c.git).toMatchObject({ url: 'file:///srv/r.git', branch: 'main', path: 'deploy', intervalMs: 300_000 });
   });
 
-  it('reads the pipeline run settings', () => {
-    expect(loadConfig({})).toMatchObject({ runConcurrency: 2, pipelineFilesDir: resolve('data/files'), pipelineEgress: undefined });
-    const c = loadConfig({ BI_RUN_CONCURRENCY: '8', BI_PIPELINE_FILES_DIR: '/srv/in', BI_PIPELINE_EGRESS: 'db.internal, api.example.com,' });
-    expect(c).toMatchObject({ runConcurrency: 8, pipelineFilesDir: '/srv/in', pipelineEgress: ['db.internal', 'api.example.com'] });
+  it('reads BI_RUN_CONCURRENCY (at least 1)', () => {
+    expect(loadConfig({}).runConcurrency).toBe(2);
+    expect(loadConfig({ BI_RUN_CONCURRENCY: '8' }).runConcurrency).toBe(8);
     expect(loadConfig({ BI_RUN_CONCURRENCY: '0' }).runConcurrency).toBe(1);
   });
 

@@ -68,17 +68,37 @@ export class StoreConnectionResolver implements ConnectionResolver {
   }
 }
 
+const SIMPLE_DATE = /^\d{4}-\d{2}-\d{2}$/;
+const SIMPLE_TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?$/;
+/** `infinity`, BC dates and other rare forms: a Date when JavaScript can read it, else the text. */
+const pgDate = (iso: string, text: string): Date | string => {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? text : d;
+};
+
 /** int8 as a number when exact, else BigInt; numeric as a number up to 15 significant digits (exact), else its text. */
 const PARSERS: Record<number, (v: string) => unknown> = {
   20: (v) => {
     const n = Number(v);
     return Number.isSafeInteger(n) ? n : BigInt(v);
   },
-  1700: (v) => (v.replace(/^[-+]?0*|\.|e.*$/gi, '').replace(/0+$/, '').length <= 15 && Number.isFinite(Number(v)) ? Number(v) : v),
+  1700: (v) => {
+    const n = Number(v);
+    // 15 significant digits or fewer survive the trip through a double exactly
+    return Number.isFinite(n) && (v.length <= 16 || v.replace(/^[-+]?0*|\.|e.*$/gi, '').replace(/0+$/, '').length <= 15) ? n : v;
+  },
   // date → UTC midnight, timestamp without time zone → read as UTC (never the controller's local zone)
-  1082: (v) => new Date(`${v}T00:00:00Z`),
-  1114: (v) => new Date(`${v.replace(' ', 'T')}Z`),
+  1082: (v) => (SIMPLE_DATE.test(v) ? new Date(Date.UTC(+v.slice(0, 4), +v.slice(5, 7) - 1, +v.slice(8, 10))) : pgDate(`${v}T00:00:00Z`, v)),
+  1114: (v) =>
+    SIMPLE_TIMESTAMP.test(v)
+      ? new Date(Date.UTC(+v.slice(0, 4), +v.slice(5, 7) - 1, +v.slice(8, 10), +v.slice(11, 13), +v.slice(14, 16), +v.slice(17, 19), v.length > 20 ? Math.floor(+`0${v.slice(19)}` * 1000) : 0))
+      : pgDate(`${v.replace(' ', 'T')}Z`, v),
 };
+
+/** The text-format parser of a PostgreSQL type (query results and COPY text share the representation). */
+export function textParser(oid: number): (v: string) => unknown {
+  return PARSERS[oid] ?? (pg.types.getTypeParser(oid, 'text') as (v: string) => unknown);
+}
 
 const types = {
   getTypeParser: (oid: number, format?: 'text' | 'binary') => {

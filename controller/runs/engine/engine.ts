@@ -11,7 +11,7 @@ import { TransformStep } from './steps/transform.ts';
 import { ValidateStep } from './steps/validate.ts';
 
 export interface StreamingEngineOptions {
-  /** Rows per batch (sources read this many at a time). Default 5000. */
+  /** Rows per batch (sources read this many at a time). Default 2000: a batch holds the thread for a few ms. */
   batchSize?: number;
   /** Temporary files of quality rules (spilled rows, key hashes). Default os.tmpdir(). */
   tmpDir?: string;
@@ -91,7 +91,7 @@ export class StreamingPipelineEngine implements PipelineEngine {
       egress: input.egress,
       filesDir: input.filesDir,
       signal: input.signal,
-      batchSize: this.#o.batchSize ?? 5000,
+      batchSize: this.#o.batchSize ?? 2000,
       tmpDir: this.#o.tmpDir ?? tmpdir(),
       mappedFields,
       pending,
@@ -131,6 +131,8 @@ export class StreamingPipelineEngine implements PipelineEngine {
       let stream: AsyncIterable<Batch> = (async function* () {})();
       tracked.forEach((t, i) => {
         stream = this.#wrap(t, i, stream, input, hooks, report, clock);
+        // A source reads its next batch while the steps after it work on the previous one.
+        if (t.step.type === 'source') stream = readAhead(stream, 2);
       });
       for (const t of tracked) {
         t.progress.status = 'running';
@@ -138,7 +140,9 @@ export class StreamingPipelineEngine implements PipelineEngine {
         report(t);
       }
       for await (const _ of stream) {
-        // the end of the chain: rows have been loaded by now
+        // The end of the chain. Buffered input resolves without I/O, so without this the whole
+        // run could hold the thread; one batch at a time, requests are served in between.
+        await new Promise<void>((resolve) => setImmediate(resolve));
       }
       if (input.signal.aborted) throw new Cancelled();
       for (const write of pending.splice(0)) await write.commit();
@@ -253,6 +257,43 @@ export class StreamingPipelineEngine implements PipelineEngine {
       if (checks) p.checks = checks;
       report(t);
     })();
+  }
+}
+
+/**
+ * Pulls up to `depth` batches ahead of the consumer (bounded: memory stays a few batches). Errors
+ * surface in order, after the batches read before them.
+ */
+export async function* readAhead<T>(source: AsyncIterable<T>, depth: number): AsyncIterable<T> {
+  const it = source[Symbol.asyncIterator]();
+  const queue: Promise<IteratorResult<T>>[] = [];
+  let done = false;
+  const fill = (): void => {
+    while (!done && queue.length < depth) {
+      const next = it.next();
+      queue.push(next);
+      next.then(
+        (r) => {
+          if (r.done) done = true;
+        },
+        () => {
+          done = true;
+        },
+      );
+      // only one outstanding pull at a time: an async generator queues them anyway
+      break;
+    }
+  };
+  try {
+    fill();
+    while (queue.length > 0) {
+      const r = await (queue.shift() as Promise<IteratorResult<T>>);
+      if (r.done) return;
+      fill();
+      yield r.value;
+    }
+  } finally {
+    await it.return?.().catch(() => {});
   }
 }
 

@@ -120,3 +120,14 @@ export function rulesOf(config: Record<string, unknown>): RuleSpec[] {
 }
 
 export const sourceTypes: readonly SourceType[] = ['api', 'database', 'file', 's3'];
+
+/** A value as a number: numbers, BigInts and numeric text; undefined otherwise. */
+export function numberOf(v: unknown): number | undefined {
+  if (typeof v === 'number') return Number.isFinite(v) ? v : undefined;
+  if (typeof v === 'bigint') return Number(v);
+  if (typeof v === 'string' && v.trim() !== '') {
+    const n = Number(v.trim());
+    return Number.isFinite(n) ? n : undefined;
+  }
+  return undefined;
+}

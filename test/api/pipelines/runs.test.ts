@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createUserWithKey, loginAs, type TestKey } from '../../helpers/auth.ts';
 import { FakeEngine, type FakeEngineOptions } from '../../helpers/fake-engine.ts';
 import { makeTestApp, type TestApp } from '../../helpers/runtime.ts';
@@ -28,6 +28,7 @@ describe('pipeline runs over HTTP', () => {
   it('POST /runs answers 202 with the run; the run succeeds with its steps, counts and trigger api', async () => {
     await setup({ rows: 5, rejectsPerStep: 1 });
     const pipelineId = await importPipeline();
+    const finished = vi.spyOn(t.rt, 'runFinished');
     const res = await req('POST', `/v1/sdk/pipelines/${pipelineId}/runs`);
     expect(res.statusCode).toBe(202);
     const { run } = res.json();
@@ -79,6 +80,10 @@ describe('pipeline runs over HTTP', () => {
     expect(rejects.json()).toEqual({ success: true, rejects: [{ step: run.steps[1].stepId, row: { id: 0, step: 1 }, reasons: ['row 0 refused by Load'] }] });
     const logs = await req('GET', `/v1/sdk/pipeline-runs/${run.runId}/logs`);
     expect(logs.json().logs.map((l: { message: string }) => l.message)).toEqual([`run ${run.runId} started`, 'Source: 5 rows', 'Load: 4 rows']);
+    // Metrics and notifications hear of it once.
+    expect(finished.mock.calls).toEqual([
+      [{ runId: run.runId, pipelineId, pipelineName: 'Orders', status: 'succeeded', durationMs: 0, rowsRead: 5, rowsWritten: 4, rowsRejected: 1, error: null }],
+    ]);
     // The pipeline read shows the last run.
     const pipeline = await req('GET', `/v1/sdk/pipelines/${pipelineId}`);
     expect(pipeline.json().data.lastRun).toEqual(got.json().run);

@@ -1,5 +1,7 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { resolver, runEngine, steps } from '../../controller/runs/engine/harness.ts';
+import { filesFolder, resolver, runEngine, steps } from '../../controller/runs/engine/harness.ts';
 import { type PgSchema, pgSchema } from './pg.ts';
 
 let db: PgSchema;
@@ -215,5 +217,86 @@ describe('engine against PostgreSQL: database source → transform → validate 
     expect(all.result.error).toBeNull();
     const cols = await db.rows<{ column_name: string }>(`SELECT column_name FROM information_schema.columns WHERE table_schema = '${db.schema}' AND table_name = 'enriched_all' ORDER BY ordinal_position`);
     expect(cols.map((c) => c.column_name)).toEqual(['id', 'email', 'amount', 'day', 'name', 'tier', 'secret']);
+  });
+
+  it('reconcile with mappingSource custom reads mappings/<pipelineId>.json under BI_PIPELINE_FILES_DIR; a missing field fails and rolls back', async () => {
+    await seedOrders(2);
+    const files = filesFolder({});
+    try {
+      mkdirSync(join(files.dir, 'mappings'));
+      writeFileSync(join(files.dir, 'mappings', 'DP-1.json'), JSON.stringify([{ source: 'email', target: 'email' }, 'id']));
+      const list = (extra: Record<string, unknown> = {}) =>
+        runEngine({
+          source,
+          filesDir: files.dir,
+          connections: resolver({ PG: db.conn }),
+          steps: steps(['source', { connectionId: 'PG', tableName: 'orders' }], ['load', { connectionId: 'PG', tableName: 'mapped' }], ['reconcile', { mappingSource: 'custom', ...extra }]),
+        });
+      const ok = await list();
+      expect(ok.result.status).toBe('succeeded');
+      expect(ok.result.steps[2]?.checks?.screenMapEnabled).toEqual({ passed: true, mappingSource: 'custom', fields: ['email', 'id'], missing: [] });
+      writeFileSync(join(files.dir, 'mappings', 'other.json'), JSON.stringify({ fieldMappings: [{ source: 'x', target: 'customer_name' }] }));
+      await db.client.query(`INSERT INTO "${db.schema}".orders VALUES (3, 'c@x.io', '30', '2026-01-09')`);
+      const bad = await list({ mappingFile: 'mappings/other.json' });
+      expect(bad.result.status).toBe('failed');
+      expect(bad.result.error).toBe(`step reconcile-2 (step-1-2) failed: screenMapEnabled: mapped field(s) customer_name missing in ${db.schema}.mapped`);
+      expect(bad.result.steps.map((s) => s.status)).toEqual(['succeeded', 'succeeded', 'failed']);
+      expect(await db.rows(`SELECT count(*)::int AS n FROM "${db.schema}".mapped`)).toEqual([{ n: 2 }]);
+    } finally {
+      files.cleanup();
+    }
+  });
+
+  it('a created table widens a column type and adds a field that appears in a later batch', async () => {
+    const files = filesFolder({ 'rows.ndjson': ['{"id":1,"v":1}', '{"id":2,"v":2}', '{"id":3,"v":2.5,"extra":"x"}'].join('\n') });
+    try {
+      const { result } = await runEngine(
+        {
+          source: { connectionId: 'PG', type: 'file' },
+          filesDir: files.dir,
+          connections: resolver({ PG: db.conn }),
+          steps: steps(['source', { connectionId: 'PG', path: 'rows.ndjson' }], ['load', { connectionId: 'PG', tableName: 'grown' }]),
+        },
+        { batchSize: 2 },
+      );
+      expect(result.error).toBeNull();
+      expect(result.steps[1]?.message).toBe(`replace ${db.schema}.grown (created): id integer, v double precision, extra text`);
+      expect(await db.rows(`SELECT id, v, extra FROM "${db.schema}".grown ORDER BY id`)).toEqual([
+        { id: 1, v: 1, extra: null },
+        { id: 2, v: 2, extra: null },
+        { id: 3, v: 2.5, extra: 'x' },
+      ]);
+    } finally {
+      files.cleanup();
+    }
+  });
+
+  it('round-trips awkward values from a PostgreSQL source into a created table', async () => {
+    await db.client.query(`CREATE TABLE "${db.schema}".odd (id integer, t text, big bigint, num numeric, ts timestamp, tz timestamptz, ok boolean, doc jsonb, f double precision)`);
+    await db.client.query(
+      `INSERT INTO "${db.schema}".odd VALUES
+        (1, E'tab\\there\\nline \\\\ back ünï', 9007199254740993, 12.50, '2026-05-06 07:08:09.123456', '2026-05-06 07:08:09+02', true, '{"a":[1,"x"]}', 0.1),
+        (2, NULL, NULL, 1234.5, NULL, NULL, false, NULL, -1e300),
+        (3, '\\N', -5, -0.001, '2026-05-06 00:00:00', NULL, NULL, '[true]', NULL)`,
+    );
+    const { result } = await run(['source', { connectionId: 'PG', tableName: 'odd' }], ['load', { connectionId: 'PG', tableName: 'odd_out' }]);
+    expect(result.error).toBeNull();
+    // Documented limits: timestamps carry milliseconds (JavaScript dates), numeric becomes a double.
+    const q = (t: string) =>
+      `SELECT id, t, big::text, num::float8 AS num, date_trunc('milliseconds', ts::timestamp)::text AS ts, tz::text, ok, doc::jsonb::text AS doc, f FROM "${db.schema}".${t} ORDER BY id`;
+    expect(await db.rows(q('odd_out'))).toEqual(await db.rows(q('odd')));
+  });
+
+  it('an empty source: replace empties an existing table, a missing one is not created, reconcile counts 0', async () => {
+    await db.client.query(`CREATE TABLE "${db.schema}".empty_src (id integer)`);
+    await db.client.query(`CREATE TABLE "${db.schema}".full_dst (id integer)`);
+    await db.client.query(`INSERT INTO "${db.schema}".full_dst VALUES (1), (2)`);
+    const emptied = await run(['source', { connectionId: 'PG', tableName: 'empty_src' }], ['load', { connectionId: 'PG', tableName: 'full_dst' }], ['reconcile', {}]);
+    expect(emptied.result).toMatchObject({ status: 'succeeded', rowsRead: 0, rowsWritten: 0 });
+    expect(await db.rows(`SELECT count(*)::int AS n FROM "${db.schema}".full_dst`)).toEqual([{ n: 0 }]);
+    const none = await run(['source', { connectionId: 'PG', tableName: 'empty_src' }], ['load', { connectionId: 'PG', tableName: 'never' }], ['reconcile', {}]);
+    expect(none.result.status).toBe('succeeded');
+    expect(none.result.steps[2]?.checks?.compareRowCounts).toMatchObject({ passed: true, expected: 0, actual: 0 });
+    expect(await db.rows(`SELECT to_regclass('"${db.schema}".never')::text AS t`)).toEqual([{ t: null }]);
   });
 });

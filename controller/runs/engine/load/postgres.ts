@@ -5,7 +5,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import type { Batch, Row } from '../../types.ts';
 import { ident, qualified } from '../connections.ts';
 import { type ColumnKind, type Family, familyOf, fits, kindOf, sqlType, widen } from './columns.ts';
-import { type Encoder, encodeBatch, encoderFor } from './copy-text.ts';
+import { type BatchEncoder, compileBatchEncoder } from './copy-text.ts';
 
 export type LoadMode = 'replace' | 'append' | 'merge';
 
@@ -32,6 +32,7 @@ interface Column {
 }
 
 const MERGE_ORDER = '__bi_ord';
+const COPY_BUFFER_BYTES = 4 * 1024 * 1024;
 
 /**
  * Writes a stream of batches into one PostgreSQL table with COPY (text format), inside the
@@ -52,7 +53,7 @@ export class PostgresTableWriter {
   #copy: CopyStream | undefined;
   #copyError: Error | undefined;
   #copyTarget: string;
-  #encoders: Encoder[] = [];
+  #encode: BatchEncoder = () => '';
   #copied = 0;
   readonly nonNull = new Map<string, number>();
 
@@ -85,9 +86,10 @@ export class PostgresTableWriter {
     if (!this.#prepared) await this.#prepare(batch);
     if (batch.length === 0) return;
     await this.#evolve(batch);
-    for (const row of batch) for (const k in row) this.nonNull.set(k, (this.nonNull.get(k) ?? 0) + (row[k] === null || row[k] === undefined ? 0 : 1));
     const copy = await this.#stream();
-    const chunk = encodeBatch(batch, this.#columns.map((c) => c.name), this.#encoders);
+    const counts = new Float64Array(this.#columns.length);
+    const chunk = this.#encode(batch, counts);
+    this.#columns.forEach((c, i) => this.nonNull.set(c.name, (this.nonNull.get(c.name) ?? 0) + (counts[i] as number)));
     if (!copy.write(chunk)) await Promise.race([once(copy, 'drain'), once(copy, 'error')]);
     if (this.#copyError) throw this.#copyError;
   }
@@ -114,8 +116,13 @@ export class PostgresTableWriter {
   }
 
   async countRows(): Promise<number> {
+    if (this.#columns.length === 0 && !(await this.#exists())) return 0;
     const r = await this.#o.client.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${this.#target}`);
     return Number(r.rows[0]?.n ?? 0);
+  }
+
+  async #exists(): Promise<boolean> {
+    return (await this.#o.client.query<{ r: string | null }>('SELECT to_regclass($1)::text AS r', [this.#target])).rows[0]?.r != null;
   }
 
   async #prepare(first: Batch): Promise<void> {
@@ -126,8 +133,7 @@ export class PostgresTableWriter {
        FROM pg_attribute a WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`,
       [this.#target],
     );
-    const exists = (await client.query<{ r: string | null }>('SELECT to_regclass($1)::text AS r', [this.#target])).rows[0]?.r != null;
-    if (exists) {
+    if (await this.#exists()) {
       this.#columns = existing.rows.map((r) => ({ name: r.column_name, dataType: r.data_type }));
       for (const c of this.#columns) this.#families.set(c.name, familyOf(c.dataType));
       const missingKey = primaryKey.find((k) => !this.#families.has(k));
@@ -150,59 +156,72 @@ export class PostgresTableWriter {
       await client.query(`CREATE TEMP TABLE ${this.#copyTarget} (LIKE ${this.#target}) ON COMMIT DROP`);
       await client.query(`ALTER TABLE ${this.#copyTarget} ADD COLUMN ${MERGE_ORDER} bigserial`);
     }
-    this.#encoders = this.#columns.map((c) => encoderFor(c.dataType));
+    this.#encode = compileBatchEncoder(this.#columns.map((c) => c.name), this.#columns.map((c) => c.dataType));
   }
 
   /** Checks an existing table, or widens/extends a created one, before a batch is copied. */
   async #evolve(batch: Batch): Promise<void> {
-    const known = new Map(this.#columns.map((c) => [c.name, c]));
-    if (!this.#created) {
-      for (const row of batch) {
-        for (const k in row) {
-          const family = this.#families.get(k);
-          if (family === undefined) throw new SchemaMismatchError(`Schema mismatch on ${this.label}: column ${k} does not exist in the table`);
-          const v = row[k];
-          if (v !== null && v !== undefined && !fits(v, family)) {
-            const col = known.get(k) as Column;
-            throw new SchemaMismatchError(`Schema mismatch on ${this.label}: column ${k} is ${col.dataType}, value ${JSON.stringify(v instanceof Date ? v.toISOString() : typeof v === 'bigint' ? v.toString() : v)} does not fit`);
-          }
-        }
-      }
-      return;
-    }
-    const added: Column[] = [];
-    const wider = new Map<Column, ColumnKind>();
+    const cols = this.#columns;
+    const n = cols.length;
+    const names = cols.map((c) => c.name);
+    const families = names.map((name) => this.#families.get(name) ?? 'text');
+    const kinds = cols.map((c) => c.kind ?? 'unknown');
+    let extra: Set<string> | undefined;
     for (const row of batch) {
-      for (const k in row) {
-        let col = known.get(k);
-        if (!col) {
-          col = { name: k, dataType: 'text', kind: 'unknown' };
-          known.set(k, col);
-          added.push(col);
+      let present = 0;
+      for (let i = 0; i < n; i++) {
+        const v = row[names[i] as string];
+        if (v === undefined) continue;
+        present++;
+        if (v === null) continue;
+        if (!this.#created) {
+          if (!fits(v, families[i] as Family)) {
+            throw new SchemaMismatchError(`Schema mismatch on ${this.label}: column ${names[i]} is ${cols[i]?.dataType}, value ${showValue(v)} does not fit`);
+          }
+          continue;
         }
-        const kind = widen(wider.get(col) ?? (col.kind as ColumnKind), kindOf(row[k]));
-        if (kind !== col.kind) wider.set(col, kind);
+        const k = kindOf(v);
+        if (k !== kinds[i]) kinds[i] = widen(kinds[i] as ColumnKind, k);
+      }
+      let fields = 0;
+      for (const _ in row) fields++;
+      if (fields > present) {
+        const known = new Set(names);
+        for (const k in row) {
+          if (known.has(k) || row[k] === undefined) continue;
+          if (!this.#created) throw new SchemaMismatchError(`Schema mismatch on ${this.label}: column ${k} does not exist in the table`);
+          (extra ??= new Set()).add(k);
+        }
       }
     }
-    if (added.length === 0 && wider.size === 0) return;
+    if (!this.#created) return;
+    const added: Column[] = [];
+    for (const name of extra ?? []) {
+      let kind: ColumnKind = 'unknown';
+      for (const row of batch) kind = widen(kind, kindOf(row[name]));
+      added.push({ name, dataType: sqlType(kind), kind });
+    }
+    const wider = cols.filter((c, i) => kinds[i] !== c.kind);
+    if (added.length === 0 && wider.length === 0) return;
     await this.#endCopy();
     const tables = this.#copyTarget === this.#target ? [this.#target] : [this.#target, this.#copyTarget];
     for (const col of added) {
-      for (const t of tables) await this.#o.client.query(`ALTER TABLE ${t} ADD COLUMN ${ident(col.name)} text`);
-      this.#columns.push(col);
+      for (const t of tables) await this.#o.client.query(`ALTER TABLE ${t} ADD COLUMN ${ident(col.name)} ${col.dataType}`);
+      cols.push(col);
     }
-    for (const [col, kind] of wider) {
-      col.kind = kind;
-      col.dataType = sqlType(kind);
+    for (const col of wider) {
+      col.kind = kinds[cols.indexOf(col)] as ColumnKind;
+      col.dataType = sqlType(col.kind);
       for (const t of tables) await this.#o.client.query(`ALTER TABLE ${t} ALTER COLUMN ${ident(col.name)} TYPE ${col.dataType} USING ${ident(col.name)}::${col.dataType}`);
     }
-    this.#encoders = this.#columns.map((c) => encoderFor(c.dataType));
+    this.#encode = compileBatchEncoder(cols.map((c) => c.name), cols.map((c) => c.dataType));
   }
 
   async #stream(): Promise<CopyStream> {
     if (this.#copy) return this.#copy;
     const list = this.#columns.map((c) => ident(c.name)).join(', ');
-    const copy = this.#o.client.query(copyFrom(`COPY ${this.#copyTarget} (${list}) FROM STDIN`));
+    // A few MB of buffer: the next batch is encoded while PostgreSQL still reads the previous one.
+    const copy = this.#o.client.query(copyFrom(`COPY ${this.#copyTarget} (${list}) FROM STDIN`, { highWaterMark: COPY_BUFFER_BYTES }));
     this.#copyError = undefined;
     copy.on('error', (err: Error) => {
       this.#copyError = err;
@@ -237,6 +256,8 @@ export class PostgresTableWriter {
     );
   }
 }
+
+const showValue = (v: unknown): string => JSON.stringify(v instanceof Date ? v.toISOString() : typeof v === 'bigint' ? v.toString() : v);
 
 /** Field names of a batch in first-seen order. */
 export function fieldsOf(batch: Row[]): string[] {

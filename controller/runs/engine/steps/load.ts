@@ -91,6 +91,7 @@ export class TableWriteStep implements StepRunner {
     }
     await writer.finish();
     if (writer.created) ctx.log('info', `created ${writer.label} (${writer.describeColumns()})`);
+    else if (written === 0 && writer.describeColumns() === '') ctx.log('warn', `no rows: ${writer.label} does not exist and was not created`);
     if (this.#kind === 'load') {
       this.#scope.loads.push({
         stepId: ctx.step.id,

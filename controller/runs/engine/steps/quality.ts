@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Batch, Row } from '../../types.ts';
 import { BatchSpill, NumberSpill, kthSmallest, tempFolder } from '../spill.ts';
-import { type RuleSpec, StepConfigError, type StepContext, type StepRunner, isNullish, rulesOf, show } from '../step.ts';
+import { type RuleSpec, StepConfigError, type StepContext, type StepRunner, isNullish, numberOf, rulesOf, show } from '../step.ts';
 
 export interface QualityOptions {
   /** Where temporary files go (spilled rows, key hashes). */
@@ -58,16 +58,6 @@ function deduplicate(rule: RuleSpec, i: number): Stage {
   };
 }
 
-function numeric(v: unknown): number | undefined {
-  if (typeof v === 'number') return Number.isFinite(v) ? v : undefined;
-  if (typeof v === 'bigint') return Number(v);
-  if (typeof v === 'string' && v.trim() !== '') {
-    const n = Number(v);
-    return Number.isFinite(n) ? n : undefined;
-  }
-  return undefined;
-}
-
 /**
  * outlier_detection: two passes. The first spills the rows and the field's numbers to temporary
  * files while computing mean and deviation (zscore) — the second reads the rows back and rejects
@@ -92,7 +82,7 @@ function outliers(rule: RuleSpec, i: number, opts: QualityOptions): Stage {
       for await (const batch of input) {
         const nums: number[] = [];
         for (const row of batch) {
-          const x = numeric(row[field]);
+          const x = numberOf(row[field]);
           if (x === undefined) continue;
           nums.push(x);
           n++;
@@ -129,7 +119,7 @@ function outliers(rule: RuleSpec, i: number, opts: QualityOptions): Stage {
       for await (const batch of rows.read()) {
         const out: Batch = [];
         for (const row of batch) {
-          const x = numeric(row[field]);
+          const x = numberOf(row[field]);
           const problem = x === undefined ? undefined : isOutlier(x);
           if (problem) ctx.reject(row, [`outlier_detection: ${field} = ${show(row[field])} ${problem}`]);
           else out.push(row);

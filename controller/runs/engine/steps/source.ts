@@ -117,7 +117,7 @@ export class SourceStep implements StepRunner {
   }
 
   async *#fileRows(c: Record<string, unknown>, batchSize: number): AsyncIterable<Batch> {
-    const path = requireString(c, 'path', 'file source');
+    const path = configString(c, 'path') ?? configString(c, 'filePath') ?? requireString(c, 'fileName', 'file source (config.path)');
     const format = formatOf(path, c.format);
     const handle = await openInside(this.#scope.filesDir, path);
     const stream = handle.createReadStream();

@@ -5,6 +5,7 @@ import { type Converted, padTrim, toDate, toDecimal, toInteger, toText } from '.
 type Rule = { field: string; name: string; apply: (v: unknown) => Converted };
 
 const same = (value: unknown): Converted => ({ ok: true, value });
+const NONE: string[] = [];
 
 function compileRule(r: RuleSpec, i: number): Rule {
   const textOnly = (fn: (s: string) => string) => (v: unknown) => same(typeof v === 'string' ? fn(v) : v);
@@ -57,25 +58,31 @@ export class TransformStep implements StepRunner {
     return this.#mappings.map((m) => m.target);
   }
 
-  /** The row with mappings and rules applied, or the reasons it was refused. */
+  /**
+   * The row with mappings and rules applied, or the reasons it was refused. Without mappings the
+   * row is converted in place (no copy per row); a refused row gets its original values back.
+   */
   apply(input: Row): { row: Row; reasons: string[] } {
     let row = input;
     if (this.#mappings.length > 0) {
       row = { ...input };
       for (const m of this.#mappings) if (m.source in input) delete row[m.source];
       for (const m of this.#mappings) if (m.source in input) row[m.target] = input[m.source];
-    } else if (this.#rules.length > 0) {
-      row = { ...input };
     }
-    const reasons: string[] = [];
+    let reasons: string[] | undefined;
+    let originals: [string, unknown][] | undefined;
     for (const rule of this.#rules) {
       const value = row[rule.field];
       if (isNullish(value)) continue;
       const out = rule.apply(value);
-      if (out.ok) row[rule.field] = out.value;
-      else reasons.push(`${rule.name}: ${rule.field} = ${show(value)} ${out.problem}`);
+      if (!out.ok) (reasons ??= []).push(`${rule.name}: ${rule.field} = ${show(value)} ${out.problem}`);
+      else if (out.value !== value) {
+        if (row === input) (originals ??= []).push([rule.field, value]);
+        row[rule.field] = out.value;
+      }
     }
-    return { row, reasons };
+    if (reasons && originals) for (const [field, value] of originals.reverse()) row[field] = value;
+    return { row, reasons: reasons ?? NONE };
   }
 
   async *run(input: AsyncIterable<Batch>, ctx: StepContext): AsyncIterable<Batch> {

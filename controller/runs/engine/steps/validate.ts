@@ -1,6 +1,6 @@
 import { RE2JS } from 're2js';
 import type { Batch, Row } from '../../types.ts';
-import { type RuleSpec, StepConfigError, type StepContext, type StepRunner, isNullish, rulesOf, show } from '../step.ts';
+import { type RuleSpec, StepConfigError, type StepContext, type StepRunner, isNullish, numberOf, rulesOf, show } from '../step.ts';
 import { toText } from './convert.ts';
 
 /** A check of one value: a problem sentence, or undefined when it passes. */
@@ -9,16 +9,6 @@ type Rule = { field: string; name: string; check: Check };
 
 // One local part, one domain with at least one dot, no spaces: what people mean by "an email address".
 const EMAIL = RE2JS.compile('^[^\\s@]+@[^\\s@.]+(\\.[^\\s@.]+)+$');
-
-function numberOf(v: unknown): number | undefined {
-  if (typeof v === 'number') return Number.isFinite(v) ? v : undefined;
-  if (typeof v === 'bigint') return Number(v);
-  if (typeof v === 'string' && v.trim() !== '') {
-    const n = Number(v.trim());
-    return Number.isFinite(n) ? n : undefined;
-  }
-  return undefined;
-}
 
 function param(r: RuleSpec, i: number, key: string, required: boolean): number | undefined {
   const v = r.params[key];

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { NetworkEgressPolicy } from '../../../../controller/runs/engine/egress.ts';
+import { egressPolicyFor } from '../../../../controller/runs/engine/index.ts';
+import { loadConfig } from '../../../../controller/config.ts';
 
 const lookup = (table: Record<string, string[]>) => async (host: string) => {
   const found = table[host];
@@ -45,5 +47,12 @@ describe('NetworkEgressPolicy', () => {
   it('an unresolvable host is a clear error', async () => {
     const p = new NetworkEgressPolicy({ listen: { host: '127.0.0.1', port: 8080 }, lookup: dns });
     await expect(p.check('nowhere.invalid', 80)).rejects.toThrow('Host nowhere.invalid could not be resolved: ENOTFOUND');
+  });
+
+  it('egressPolicyFor(config): the configured HOST/PORT and BI_PIPELINE_EGRESS', async () => {
+    const p = egressPolicyFor(loadConfig({ HOST: '127.0.0.1', PORT: '8181', BI_PIPELINE_EGRESS: '127.0.0.1' }));
+    await expect(p.check('127.0.0.1', 8181)).rejects.toThrow(/own listening address/);
+    await expect(p.check('127.0.0.1', 5432)).resolves.toBeUndefined();
+    await expect(p.check('10.1.1.1', 5432)).rejects.toThrow(/not listed in BI_PIPELINE_EGRESS/);
   });
 });
