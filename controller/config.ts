@@ -24,6 +24,19 @@ export interface Config {
   pipelineFilesDir: string;
   /** BI_PIPELINE_EGRESS: hosts (`host` or `host:port`) pipelines may reach; empty = any but the forbidden ones. */
   pipelineEgress: string[];
+  auth: AuthConfig;
+}
+
+/** Authentication settings from the environment; unset ones keep the AuthService defaults. */
+export interface AuthConfig {
+  /** BI_API_KEY_RATE_LIMIT: requests per second per key, 0 = no limit. */
+  keyRateLimit?: number;
+  /** BI_LOGIN_MAX_FAILURES: failed logins per username per window (per IP: five times this). */
+  loginMaxFailures?: number;
+  /** BI_SESSION_TTL: idle lifetime of a session. */
+  sessionMs?: number;
+  /** BI_SESSION_MAX_AGE: a session never outlives this from login. */
+  absoluteMs?: number;
 }
 
 export interface GitConfig {
@@ -49,6 +62,17 @@ export function parseDuration(v: string | undefined, fallbackMs: number): number
   if (!m) return fallbackMs;
   const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] ?? 's'] as number;
   return Math.round(Number(m[1]) * unit);
+}
+
+function authConfig(env: NodeJS.ProcessEnv): AuthConfig {
+  const out: AuthConfig = {};
+  const rate = Number(env.BI_API_KEY_RATE_LIMIT);
+  if (env.BI_API_KEY_RATE_LIMIT && Number.isFinite(rate) && rate >= 0) out.keyRateLimit = rate;
+  const failures = Number(env.BI_LOGIN_MAX_FAILURES);
+  if (env.BI_LOGIN_MAX_FAILURES && Number.isInteger(failures) && failures > 0) out.loginMaxFailures = failures;
+  if (env.BI_SESSION_TTL) out.sessionMs = parseDuration(env.BI_SESSION_TTL, 8 * 3_600_000);
+  if (env.BI_SESSION_MAX_AGE) out.absoluteMs = parseDuration(env.BI_SESSION_MAX_AGE, 7 * 24 * 3_600_000);
+  return out;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
@@ -81,6 +105,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     runConcurrency: Math.max(1, Math.floor(num(env.BI_RUN_CONCURRENCY, 2))),
     pipelineFilesDir: resolve(env.BI_PIPELINE_FILES_DIR || resolve(dbPath, '..', 'pipeline-files')),
     pipelineEgress: (env.BI_PIPELINE_EGRESS ?? '').split(',').map((h) => h.trim()).filter(Boolean),
+    auth: authConfig(env),
     ...overrides,
   };
 }

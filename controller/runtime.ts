@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
+import { AuthService, authSettingsOf, type AuthSettings } from './auth/service.ts';
 import { realScheduler, systemClock, type Scheduler } from './clock.ts';
 import type { Config } from './config.ts';
 import { defaultAppliers } from './kinds/index.ts';
@@ -37,6 +38,8 @@ export interface RuntimeOptions {
   writer?: ManifestWriter;
   /** Waits between git push attempts (tests resolve at once). */
   sleep?: (ms: number) => Promise<void>;
+  /** Authentication settings over those of the configuration (tests: a cheap password hash). */
+  auth?: Partial<AuthSettings>;
   /** Runs pipelines (tests inject a fake). */
   engine?: PipelineEngine;
 }
@@ -74,6 +77,8 @@ export class Runtime {
   readonly metrics: ControllerMetrics;
   /** Notifier manifests' dispatcher and delivery queue. */
   readonly notifications: Notifications;
+  /** Users, sessions and API keys, with the key cache and limiters every route shares; flushed at shutdown. */
+  readonly auth: AuthService;
   readonly #shutdown: ShutdownHook[] = [];
   #stopped = false;
   /** API writes in flight: stop() lets them finish before the store closes. */
@@ -85,6 +90,8 @@ export class Runtime {
     this.log = opts.log ?? silentLogger();
     this.db = openStore(opts.config.dbPath);
     this.schemas = new SchemaRegistry();
+    this.auth = new AuthService({ db: this.db, clock: this.clock, log: this.log, settings: { ...authSettingsOf(opts.config.auth), ...opts.auth } });
+    this.onShutdown(() => this.auth.close());
     const git = opts.source ? undefined : this.#gitParts(opts);
     this.source =
       opts.source ??

@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
-import { authFor } from '../../controller/auth/runtime-auth.ts';
-import { matchesHash } from '../../controller/auth/secrets.ts';
+import { matchesHash } from '../../controller/auth/tokens.ts';
 import { SESSION_COOKIE, readCookie } from './cookies.ts';
 import './types.ts';
 
@@ -31,7 +30,7 @@ const KEY_REFUSALS = {
  */
 export function requireApiKey(app: FastifyInstance): preHandlerAsyncHookHandler {
   return async (req, reply) => {
-    const result = authFor(app.runtime).authenticateKey(presentedApiKey(req));
+    const result = app.runtime.auth.authenticateKey(presentedApiKey(req));
     if (!result.ok) {
       app.runtime.metrics.authRefused({ method: 'api_key', reason: KEY_REFUSALS[result.error] });
       if (result.status === 429) void reply.header('retry-after', String(result.retryAfterSeconds));
@@ -70,7 +69,7 @@ export function requireSession(app: FastifyInstance, opts: SessionGuardOptions =
   const checkCsrf = opts.csrf ?? true;
   return async (req, reply) => {
     const sessionId = readCookie(req, SESSION_COOKIE);
-    const session = sessionId ? authFor(app.runtime).sessions.find(sessionId) : undefined;
+    const session = sessionId ? app.runtime.auth.sessions.find(sessionId) : undefined;
     const refuse = (reason: 'missing' | 'csrf' | 'forbidden' | 'role') => app.runtime.metrics.authRefused({ method: 'session', reason });
     if (!session) {
       refuse('missing');

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { matchesHash, sha256 } from '../../controller/auth/secrets.ts';
+import { matchesHash } from '../../controller/auth/tokens.ts';
+import { sha256 } from '../../controller/hash.ts';
 import { requireSession } from '../auth/guards.ts';
 
 /**

@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { Store } from '../store/db.ts';
 import { fromJson } from '../kinds/json.ts';
 import { readPipelineRow, readStepRows } from '../kinds/pipeline/store.ts';
 
@@ -10,7 +10,7 @@ export interface RunCaller {
 }
 
 /** Every connection a pipeline references: source, destination and each step's (overrides and inherited). */
-export function pipelineConnections(db: Database, pipelineId: string): string[] | undefined {
+export function pipelineConnections(db: Store, pipelineId: string): string[] | undefined {
   const row = readPipelineRow(db, pipelineId);
   if (!row) return undefined;
   const ids = new Set<string>();
@@ -29,7 +29,7 @@ export function pipelineConnections(db: Database, pipelineId: string): string[] 
  * pipeline references is that client's connection; unscoped keys and sessions see all.
  * An unknown pipeline is not visible, so callers answer both alike (404).
  */
-export function pipelineVisibleTo(db: Database, caller: RunCaller, pipelineId: string): boolean {
+export function pipelineVisibleTo(db: Store, caller: RunCaller, pipelineId: string): boolean {
   const connections = pipelineConnections(db, pipelineId);
   if (!connections) return false;
   if (!caller.clientScope) return true;
@@ -40,13 +40,13 @@ export function pipelineVisibleTo(db: Database, caller: RunCaller, pipelineId: s
 }
 
 /** A run is visible with its pipeline; runs of a removed pipeline only to unscoped callers. */
-export function runVisibleTo(db: Database, caller: RunCaller, pipelineId: string): boolean {
+export function runVisibleTo(db: Store, caller: RunCaller, pipelineId: string): boolean {
   if (pipelineVisibleTo(db, caller, pipelineId)) return true;
   return !caller.clientScope && !readPipelineRow(db, pipelineId);
 }
 
 /** The client owning a pipeline: the one whose connection is every connection the pipeline references. */
-export function pipelineClient(db: Database, pipelineId: string): string | undefined {
+export function pipelineClient(db: Store, pipelineId: string): string | undefined {
   const connections = pipelineConnections(db, pipelineId);
   if (!connections || connections.length === 0 || connections.some((c) => c !== connections[0])) return undefined;
   const row = db.prepare("SELECT client_id FROM clients WHERE connection_id = ? AND status = 'ACTIVE'").all(connections[0]) as { client_id: string }[];

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
-import type { Database } from 'better-sqlite3';
+import type { Store } from '../store/db.ts';
 import type { Scheduler } from '../clock.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import { readPipeline } from '../kinds/pipeline/store.ts';
@@ -25,7 +25,7 @@ export interface RunDispatcher {
 }
 
 export interface LocalRunDispatcherOptions {
-  db: Database;
+  db: Store;
   store: RunStore;
   engine: PipelineEngine;
   clock: Clock;

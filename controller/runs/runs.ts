@@ -1,5 +1,5 @@
 import type { EventEmitter } from 'node:events';
-import type { Database } from 'better-sqlite3';
+import type { Store } from '../store/db.ts';
 import type { Scheduler } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
@@ -16,7 +16,7 @@ import { WorkerThreadEngine } from './worker-engine.ts';
 import type { PipelineEngine } from './types.ts';
 
 export interface PipelineRunsOptions {
-  db: Database;
+  db: Store;
   config: Config;
   /** Default: the streaming engine in a worker thread per run. */
   engine?: PipelineEngine;
@@ -33,7 +33,7 @@ export interface PipelineRunsOptions {
 }
 
 /** A finished run as metrics and notifications see it. */
-export function runOutcome(db: Database, run: RunView): RunOutcome | undefined {
+export function runOutcome(db: Store, run: RunView): RunOutcome | undefined {
   if (run.status !== 'succeeded' && run.status !== 'failed' && run.status !== 'cancelled') return undefined;
   const key = readPipelineRow(db, run.pipelineId)?.manifest_key;
   const clientId = pipelineClient(db, run.pipelineId);

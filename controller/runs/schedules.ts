@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { Store } from '../store/db.ts';
 import type { Cancel, Scheduler } from '../clock.ts';
 import { fromJson } from '../kinds/json.ts';
 import { nextRunAt } from '../kinds/pipeline/schedule.ts';
@@ -12,7 +12,7 @@ import { ActiveRunError } from './store.ts';
 export const MAX_SCHEDULE_DELAY_MS = 60_000;
 
 export interface ScheduleRunnerOptions {
-  db: Database;
+  db: Store;
   dispatcher: Pick<RunDispatcher, 'start'>;
   clock: Clock;
   scheduler: Scheduler;

@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { Store } from '../store/db.ts';
 import { boundMessage, ConflictError } from '../errors.ts';
 import { fromJson, toJson } from '../kinds/json.ts';
 import { IdAllocator } from '../store/ids.ts';
@@ -107,7 +107,7 @@ function rowJson(row: Record<string, unknown>): string {
 }
 
 /** A pipeline's newest run, for the pipeline read (`lastRun`). */
-export function readLastRun(db: Database, pipelineId: string): RunView | undefined {
+export function readLastRun(db: Store, pipelineId: string): RunView | undefined {
   const row = db.prepare('SELECT * FROM pipeline_runs WHERE pipeline_id = ? ORDER BY stamp DESC LIMIT 1').get(pipelineId) as RunRow | undefined;
   return row ? toView(row) : undefined;
 }
@@ -126,7 +126,7 @@ export class ActiveRunError extends ConflictError {
 }
 
 export interface RunStoreOptions {
-  db: Database;
+  db: Store;
   clock: Clock;
 }
 
@@ -135,7 +135,7 @@ export interface RunStoreOptions {
  * rule is the partial unique index of migration 0011, so it holds across processes.
  */
 export class RunStore {
-  readonly #db: Database;
+  readonly #db: Store;
   readonly #clock: Clock;
   readonly #ids: IdAllocator;
 

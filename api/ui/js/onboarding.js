@@ -30,12 +30,17 @@ export async function runOnboarding({ connection, pkg, progress }) {
   const clientId = String(pkg.clientId ?? '').trim().toUpperCase();
   let phaseFor = null; // which group's events we are listening to
   let failedStep = null; // the reason of the Client's Failed phase event: the failing step
+  let connectionSynced;
+  const connectionEvent = new Promise((resolve) => (connectionSynced = resolve));
   const events = subscribe((e) => {
     if (!e || typeof e !== 'object') return;
     const group = e.kind === 'Connection' && phaseFor === 'Connection' ? 'Connection' : e.kind === 'Client' && String(e.name).toUpperCase() === clientId ? 'Client' : null;
     if (!group) return;
     if (e.type === 'step' && e.step) progress.started(e.step, group);
-    else if (e.type === 'phase' && e.phase === 'Synced') progress.completeGroup(group);
+    else if (e.type === 'phase' && e.phase === 'Synced') {
+      progress.completeGroup(group);
+      if (group === 'Connection') connectionSynced();
+    }
     else if (e.type === 'phase' && e.phase === 'Failed' && group === 'Client') failedStep = e.reason ?? null;
   });
   const live = await Promise.race([events.ready, new Promise((r) => setTimeout(() => r(false), 3000))]);
@@ -50,6 +55,8 @@ export async function runOnboarding({ connection, pkg, progress }) {
         progress.fail('Client', null, 'not started');
         return { ...result, status: r.status, body: r.body, failedAt: 'connection' };
       }
+      // The stream and the answer race: let the stream's events land first, so the steps show as seen live.
+      if (live) await Promise.race([connectionEvent, new Promise((resolve) => setTimeout(resolve, 1500))]);
       result.connectionId = r.body.connectionId;
       result.secretRef = r.body.secretRef;
       progress.completeGroup('Connection', r.body.connectionId);

@@ -1,11 +1,11 @@
-import type { Database } from 'better-sqlite3';
+import type { Store } from '../../store/db.ts';
 import type { RunView } from '../../runs/store.ts';
 import type { StepProgress } from '../../runs/types.ts';
 import type { CommandContext } from '../main.ts';
 import { withRuntime } from './oneshot.ts';
 
 /** A pipeline by its ID (`DP-…`) or its manifest name (`metadata.name`). */
-export function findPipelineId(db: Database, ref: string): string | undefined {
+export function findPipelineId(db: Store, ref: string): string | undefined {
   const row = db.prepare('SELECT pipeline_id FROM pipelines WHERE pipeline_id = ? OR manifest_key = ? ORDER BY pipeline_id = ? DESC LIMIT 1').get(ref, `Pipeline/${ref}`, ref) as
     | { pipeline_id: string }
     | undefined;
