@@ -38,6 +38,7 @@ export async function startServer(config: Config): Promise<Server> {
   }
   const app = await buildApp({ runtime, logger: log, trustProxy: config.trustProxy });
   const url = await app.listen({ host: config.host, port: config.port });
+  runtime.runs.listening(Number(new URL(url).port));
   log.info({ url, manifests: runtime.source.root, db: config.dbPath, git: config.git ? `${redactUrl(config.git.url)}#${config.git.branch}` : undefined }, 'listening');
   // Serve /healthz at once; /readyz turns 200 when the first full sync is done. A folder
   // watcher may still be setting up its watches then (chokidar takes seconds for 10,000

@@ -12,10 +12,11 @@ import { REPO_ROOT } from './lib/server-process.ts';
 import { httpFloor } from './scenarios/http-floor.ts';
 import { importBench } from './scenarios/import.ts';
 import { onboardBench } from './scenarios/onboard.ts';
+import { pipelineBench } from './scenarios/pipeline.ts';
 import { registryBench } from './scenarios/registry.ts';
 import { scaleBench } from './scenarios/scale.ts';
 
-const ALL = ['http', 'import', 'onboard', 'scale', 'registry'] as const;
+const ALL = ['http', 'import', 'onboard', 'scale', 'registry', 'pipeline'] as const;
 type Bench = (typeof ALL)[number];
 
 const { values } = parseArgs({
@@ -29,8 +30,8 @@ const only = new Set((values.only ?? ALL.join(',')).split(',').map((s) => s.trim
 for (const b of only) if (!ALL.includes(b)) throw new Error(`unknown benchmark ${b}; one of ${ALL.join(', ')}`);
 const quick = values.quick ?? false;
 const sizes = quick
-  ? { seconds: 2, onboardings: 20, clients: 500, edits: 5, rows: 5_000 }
-  : { seconds: 10, onboardings: 150, clients: 10_000, edits: 30, rows: 100_000 };
+  ? { seconds: 2, onboardings: 20, clients: 500, edits: 5, rows: 5_000, pipelineRows: 20_000 }
+  : { seconds: 10, onboardings: 150, clients: 10_000, edits: 30, rows: 100_000, pipelineRows: 1_000_000 };
 
 const base = join(REPO_ROOT, 'bench', 'tmp');
 const report = new Report();
@@ -43,6 +44,7 @@ const steps: Record<Bench, () => Promise<void>> = {
   onboard: () => onboardBench(report, { amount: sizes.onboardings, modes: ['directory', 'git'], base }),
   scale: () => scaleBench(report, { clients: sizes.clients, edits: sizes.edits, base }),
   registry: () => registryBench(report, { rows: sizes.rows, seconds: sizes.seconds, base }),
+  pipeline: () => pipelineBench(report, { rows: sizes.pipelineRows, base }),
 };
 
 let failed = false;

@@ -18,6 +18,8 @@ export interface Config {
   /** Bearer token `GET /metrics` requires; open when unset. */
   metricsToken?: string;
   git?: GitConfig;
+  /** BI_RUN_CONCURRENCY: pipeline runs executing at once in this process (more wait queued). */
+  runConcurrency: number;
   /** BI_PIPELINE_FILES_DIR: file sources and custom reconcile mappings are read below it only. */
   pipelineFilesDir: string;
   /** BI_PIPELINE_EGRESS: hosts (`host` or `host:port`) pipelines may reach; empty = any but the forbidden ones. */
@@ -100,6 +102,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     secretKey: env.BI_SECRET_KEY || undefined,
     metricsToken: env.BI_METRICS_TOKEN || undefined,
     git,
+    runConcurrency: Math.max(1, Math.floor(num(env.BI_RUN_CONCURRENCY, 2))),
     pipelineFilesDir: resolve(env.BI_PIPELINE_FILES_DIR || resolve(dbPath, '..', 'pipeline-files')),
     pipelineEgress: (env.BI_PIPELINE_EGRESS ?? '').split(',').map((h) => h.trim()).filter(Boolean),
     auth: authConfig(env),

@@ -23,6 +23,8 @@ import { ManifestSubmitter } from './usecases/submit.ts';
 import { DirectoryWriter } from './writers/directory.ts';
 import { GitWriter } from './writers/git.ts';
 import { UnavailableError } from './errors.ts';
+import { PipelineRuns } from './runs/runs.ts';
+import type { PipelineEngine } from './runs/types.ts';
 
 export interface RuntimeOptions {
   config: Config;
@@ -38,6 +40,8 @@ export interface RuntimeOptions {
   sleep?: (ms: number) => Promise<void>;
   /** Authentication settings over those of the configuration (tests: a cheap password hash). */
   auth?: Partial<AuthSettings>;
+  /** Runs pipelines (tests inject a fake). */
+  engine?: PipelineEngine;
 }
 
 /** Where git mode keeps its working clone: one folder per repository URL under the data folder. */
@@ -67,6 +71,8 @@ export class Runtime {
   readonly log: Logger;
   /** Serializes API writes per object (`Client/ACME`). */
   readonly locks = new KeyedMutex();
+  /** Pipeline runs: records, dispatcher, schedules (started by start(), closed by stop()). */
+  readonly runs: PipelineRuns;
   /** The `bi_` metrics of `GET /metrics`. */
   readonly metrics: ControllerMetrics;
   /** Notifier manifests' dispatcher and delivery queue. */
@@ -140,6 +146,16 @@ export class Runtime {
       else if (e.phase === 'Failed' || e.phase === 'Invalid') this.log.warn({ key: e.key, phase: e.phase, reason: e.reason, message: e.message }, 'phase');
       else this.log.info({ key: e.key, phase: e.phase }, 'reconciled');
     });
+    this.runs = new PipelineRuns({
+      db: this.db,
+      config: opts.config,
+      engine: opts.engine,
+      clock: this.clock,
+      scheduler: opts.scheduler ?? realScheduler,
+      log: this.log,
+      pipelineEvents: this.reconciler,
+      onFinished: (run) => this.runFinished(run),
+    });
   }
 
   /** Git mode: the working clone, its one writer lock, the polling source and the committing writer. */
@@ -187,6 +203,8 @@ export class Runtime {
 
   /** Starts the source: its first full sync, then watching (or polling). */
   async start(): Promise<void> {
+    // Runs first: interrupted runs are failed and stored schedules fire even while a git remote is down.
+    await this.runs.start();
     await this.source.start();
   }
 
@@ -227,6 +245,7 @@ export class Runtime {
     await Promise.allSettled([...this.#inFlight]);
     this.reconciler.stop();
     await this.reconciler.idle();
+    await this.runs.close();
     for (const hook of this.#shutdown.reverse()) {
       try {
         await hook();

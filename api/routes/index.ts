@@ -9,6 +9,7 @@ import observability from './observability.ts';
 import dashboardImport from './dashboard-import.ts';
 import onboard from './onboard.ts';
 import openapi from './openapi.ts';
+import pipelineRuns from './pipeline-runs.ts';
 import pipelines from './pipelines.ts';
 import reconciler from './reconciler.ts';
 import settings from './settings.ts';
@@ -27,6 +28,7 @@ export const routes: ((app: FastifyInstance) => Promise<void>)[] = [
   dashboardImport,
   dashboards,
   pipelines,
+  pipelineRuns,
   reconciler,
   settings,
   openapi,

@@ -2,9 +2,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { ROOT } from '../paths.ts';
+import type { PipelineEngine } from '../runs/types.ts';
 import { processIO, type CliIO } from './io.ts';
 import { registerDiff } from './commands/diff.ts';
 import { registerRollback } from './commands/rollback.ts';
+import { registerRun } from './commands/run.ts';
 import { registerServe } from './commands/serve.ts';
 import { registerStatus } from './commands/status.ts';
 import { registerSync } from './commands/sync.ts';
@@ -22,8 +24,8 @@ export function packageVersion(): string {
   return (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 }
 
-/** Runs `bictl` with `argv` (node, script, ...args); resolves to the exit code. */
-export async function main(argv: string[], io: CliIO = processIO): Promise<number> {
+/** Runs `bictl` with `argv` (node, script, ...args); resolves to the exit code. `engine`: tests run pipelines with a fake. */
+export async function main(argv: string[], io: CliIO = processIO, opts: { engine?: PipelineEngine } = {}): Promise<number> {
   let code = 0;
   const setCode = (c: number) => {
     code = c;
@@ -36,8 +38,8 @@ export async function main(argv: string[], io: CliIO = processIO): Promise<numbe
     .showHelpAfterError()
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
-  const ctx = { program, io, setCode };
-  for (const register of [registerServe, registerValidate, registerDiff, registerSync, registerUsers, registerStatus, registerRollback]) {
+  const ctx = { program, io, setCode, engine: opts.engine };
+  for (const register of [registerServe, registerValidate, registerDiff, registerSync, registerUsers, registerStatus, registerRollback, registerRun]) {
     register(ctx);
   }
   try {
@@ -54,4 +56,6 @@ export interface CommandContext {
   program: Command;
   io: CliIO;
   setCode(code: number): void;
+  /** The pipeline engine of one-shot runtimes (default: the runtime's). */
+  engine?: PipelineEngine;
 }

@@ -46,6 +46,12 @@ describe('loadConfig', () => {
     expect(c.git).toMatchObject({ url: 'file:///srv/r.git', branch: 'main', path: 'deploy', intervalMs: 300_000 });
   });
 
+  it('reads BI_RUN_CONCURRENCY (at least 1)', () => {
+    expect(loadConfig({}).runConcurrency).toBe(2);
+    expect(loadConfig({ BI_RUN_CONCURRENCY: '8' }).runConcurrency).toBe(8);
+    expect(loadConfig({ BI_RUN_CONCURRENCY: '0' }).runConcurrency).toBe(1);
+  });
+
   it('reads the authentication settings, which the one AuthService of the runtime uses', async () => {
     expect(loadConfig({}).auth).toEqual({});
     const auth = loadConfig({ BI_API_KEY_RATE_LIMIT: '0', BI_LOGIN_MAX_FAILURES: '3', BI_SESSION_TTL: '30m', BI_SESSION_MAX_AGE: '24h' }).auth;

@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { main } from '../../controller/cli/main.ts';
+import type { PipelineEngine } from '../../controller/runs/types.ts';
 
 export interface CliResult {
   code: number;
@@ -8,7 +9,7 @@ export interface CliResult {
 }
 
 /** Runs `bictl <args>` in-process with captured output. */
-export async function runCli(args: string[], opts: { env?: NodeJS.ProcessEnv; stdin?: string } = {}): Promise<CliResult> {
+export async function runCli(args: string[], opts: { env?: NodeJS.ProcessEnv; stdin?: string; engine?: PipelineEngine } = {}): Promise<CliResult> {
   const out: string[] = [];
   const err: string[] = [];
   const code = await main(['node', 'bictl', ...args], {
@@ -16,6 +17,6 @@ export async function runCli(args: string[], opts: { env?: NodeJS.ProcessEnv; st
     err: (l) => err.push(l),
     env: opts.env ?? {},
     stdin: Readable.from([opts.stdin ?? '']),
-  });
+  }, { engine: opts.engine });
   return { code, out: out.join('\n'), err: err.join('\n') };
 }

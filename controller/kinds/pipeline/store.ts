@@ -1,3 +1,4 @@
+import { readLastRun, type RunView } from '../../runs/store.ts';
 import type { Store } from '../../store/db.ts';
 import { fromJson } from '../json.ts';
 import { nextRunAt } from './schedule.ts';
@@ -59,6 +60,8 @@ export interface PipelineView {
   schedule: PipelineSchedule | null;
   /** Next run of an enabled schedule (UTC ISO timestamp), else null. */
   nextRunAt: string | null;
+  /** The newest run (any status), null before the first. */
+  lastRun: RunView | null;
   steps: StepView[];
   createdBy: string | null;
   createdAt: string;
@@ -82,6 +85,7 @@ export function readPipeline(db: Store, pipelineId: string, now: Date): Pipeline
     destination: fromJson<PipelineDestination>(row.destination, {} as PipelineDestination),
     schedule,
     nextRunAt: next ? next.toISOString() : null,
+    lastRun: readLastRun(db, pipelineId) ?? null,
     steps: readStepRows(db, pipelineId).map((s) => ({
       id: s.step_id,
       type: s.type,

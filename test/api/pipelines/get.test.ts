@@ -44,6 +44,7 @@ describe('GET /v1/sdk/pipelines/{pipelineId}', () => {
         destination: { connectionId: 'D2026A00002', schemaName: 'reporting', type: 'database', vendor: 'POSTGRESQL' },
         schedule: { isEnabled: true, frequency: 'hourly', startTime: '00:45' },
         nextRunAt: '2026-03-01T10:45:00.000Z',
+        lastRun: null,
         steps: [
           { id: `step-${START_MS}-0`, type: 'source', name: 'Source', status: 'configured', config: { connectionId: 'D2026A00001' } },
           {

@@ -210,6 +210,7 @@ describe('reconciler routes (directory mode)', () => {
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = t.app.server.address() as AddressInfo;
     let ended = false;
+    const listeners = t.rt.reconciler.listenerCount('event');
     const req = request({ host: '127.0.0.1', port, path: '/v1/reconciler/events', headers: member });
     req.on('response', (res) => {
       res.on('data', () => {});
@@ -217,7 +218,7 @@ describe('reconciler routes (directory mode)', () => {
     });
     req.on('error', () => {});
     req.end();
-    await waitFor(() => t.rt.reconciler.listenerCount('event') > 1);
+    await waitFor(() => t.rt.reconciler.listenerCount('event') > listeners);
     await t.app.close();
     await waitFor(() => ended);
   });

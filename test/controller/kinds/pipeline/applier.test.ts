@@ -43,6 +43,7 @@ describe('Pipeline applier', () => {
       destination: { connectionId: 'D2026A00002', schemaName: 'reporting', type: 'database', vendor: 'POSTGRESQL' },
       schedule: { isEnabled: true, frequency: 'daily', startDate: '2026-01-01', startTime: '02:00' },
       nextRunAt: '2026-03-02T02:00:00.000Z',
+      lastRun: null,
       steps: expect.any(Array),
       createdBy: 'controller',
       createdAt: '2026-03-01T10:00:00.000Z',

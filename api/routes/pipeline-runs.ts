@@ -1,0 +1,102 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import { NotFoundError, ValidationError } from '../../controller/errors.ts';
+import { pipelineVisibleTo, runVisibleTo } from '../../controller/runs/access.ts';
+import { RunStore, type RunView } from '../../controller/runs/store.ts';
+import type { RunStatus } from '../../controller/runs/types.ts';
+import { requireApiKey, requireSession } from '../auth/guards.ts';
+import { principalOf } from '../auth/principal.ts';
+import { pipelineRunRouteSchemas } from '../schemas/pipeline-runs.ts';
+import { LIMITS, RUN_STATUS_VALUES } from './pipeline-runs.schemas.ts';
+
+/** `?limit=` as an integer 1..max (the default when absent); 400 naming the field otherwise. */
+export function parseLimit(raw: unknown, bounds: { default: number; max: number }): number {
+  if (raw === undefined || raw === '') return bounds.default;
+  const n = typeof raw === 'string' && /^\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isInteger(n) || n < 1 || n > bounds.max) {
+    throw new ValidationError([{ path: 'limit', message: `must be an integer from 1 to ${bounds.max}` }]);
+  }
+  return n;
+}
+
+export function parseRunStatus(raw: unknown): RunStatus | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (typeof raw !== 'string' || !(RUN_STATUS_VALUES as readonly string[]).includes(raw)) {
+    throw new ValidationError([{ path: 'status', message: `must be one of ${RUN_STATUS_VALUES.join(', ')}` }]);
+  }
+  return raw as RunStatus;
+}
+
+/**
+ * Pipeline runs (DESIGN "Pipeline runs"): start, read, list, cancel, rejects — API key (A) and,
+ * for the UI, the same behind a session with `{userId}` last in the path (S). A pipeline or run
+ * the caller may not see answers exactly like an unknown one (404).
+ */
+export default async function pipelineRunRoutes(app: FastifyInstance): Promise<void> {
+  const rt = app.runtime;
+
+  const caller = principalOf;
+
+  /** The pipeline of the path, when the caller may see it. */
+  function visiblePipeline(req: FastifyRequest): string {
+    const { pipelineId } = req.params as { pipelineId: string };
+    if (!pipelineVisibleTo(rt.db, caller(req), pipelineId)) throw new NotFoundError(`Pipeline ${pipelineId} not found`);
+    return pipelineId;
+  }
+
+  /** The run of the path, when the caller may see its pipeline. */
+  function visibleRun(req: FastifyRequest): RunView {
+    const { runId } = req.params as { runId: string };
+    const run = RunStore.isRunId(runId) ? rt.runs.store.get(runId) : undefined;
+    if (!run || !runVisibleTo(rt.db, caller(req), run.pipelineId)) throw new NotFoundError(`Run ${runId} not found`);
+    return run;
+  }
+
+  const query = (req: FastifyRequest) => (req.query ?? {}) as Record<string, unknown>;
+
+  const handlers = {
+    start: async (req: FastifyRequest, reply: FastifyReply) => {
+      const pipelineId = visiblePipeline(req);
+      const run = await rt.runs.dispatcher.start(pipelineId, 'api', caller(req).userId);
+      return reply.status(202).send({ success: true, run });
+    },
+    list: async (req: FastifyRequest, reply: FastifyReply) => {
+      const pipelineId = visiblePipeline(req);
+      const status = parseRunStatus(query(req).status);
+      const limit = parseLimit(query(req).limit, LIMITS.runs);
+      return reply.status(200).send({ success: true, runs: rt.runs.store.list(pipelineId, { status, limit }) });
+    },
+    get: async (req: FastifyRequest, reply: FastifyReply) => reply.status(200).send({ success: true, run: visibleRun(req) }),
+    cancel: async (req: FastifyRequest, reply: FastifyReply) => {
+      const run = visibleRun(req);
+      return reply.status(202).send({ success: true, run: await rt.runs.dispatcher.cancel(run.runId) });
+    },
+    rejects: async (req: FastifyRequest, reply: FastifyReply) => {
+      const run = visibleRun(req);
+      const limit = parseLimit(query(req).limit, LIMITS.rejects);
+      return reply.status(200).send({ success: true, rejects: rt.runs.store.rejects(run.runId, limit) });
+    },
+    logs: async (req: FastifyRequest, reply: FastifyReply) => {
+      const run = visibleRun(req);
+      const limit = parseLimit(query(req).limit, LIMITS.logs);
+      return reply.status(200).send({ success: true, logs: rt.runs.store.logs(run.runId, limit) });
+    },
+  };
+
+  const routes: [method: 'GET' | 'POST', path: string, handler: (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>, schema: keyof typeof pipelineRunRouteSchemas][] = [
+    ['POST', '/v1/sdk/pipelines/:pipelineId/runs', handlers.start, 'startRun'],
+    ['GET', '/v1/sdk/pipelines/:pipelineId/runs', handlers.list, 'listRuns'],
+    ['GET', '/v1/sdk/pipeline-runs/:runId', handlers.get, 'getRun'],
+    ['POST', '/v1/sdk/pipeline-runs/:runId/cancel', handlers.cancel, 'cancelRun'],
+    ['GET', '/v1/sdk/pipeline-runs/:runId/rejects', handlers.rejects, 'listRejects'],
+    ['GET', '/v1/sdk/pipeline-runs/:runId/logs', handlers.logs, 'listLogs'],
+  ];
+  const apiKey: preHandlerAsyncHookHandler = requireApiKey(app);
+  const session: preHandlerAsyncHookHandler = requireSession(app);
+  // Pipeline endpoints answer failures as `{success:false, message}` (spec 4.4).
+  const config = { errorField: 'message' as const };
+  for (const [method, url, handler, schema] of routes) {
+    app.route({ method, url, preHandler: apiKey, config, handler, schema: pipelineRunRouteSchemas[schema].apiKey });
+    // The session variant: `{userId}` last, as the UI's other endpoints.
+    app.route({ method, url: `${url}/:userId`, preHandler: session, config, handler, schema: pipelineRunRouteSchemas[schema].session });
+  }
+}

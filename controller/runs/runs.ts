@@ -1,0 +1,122 @@
+import type { EventEmitter } from 'node:events';
+import type { Store } from '../store/db.ts';
+import type { Scheduler } from '../clock.ts';
+import type { Config } from '../config.ts';
+import type { Logger } from '../log.ts';
+import { SecretStore } from '../secrets/store.ts';
+import type { Clock } from '../types.ts';
+import { LocalRunDispatcher } from './dispatcher.ts';
+import { NetworkEgressPolicy, StoreConnectionResolver } from './engine/index.ts';
+import { ScheduleRunner } from './schedules.ts';
+import { readPipelineRow } from '../kinds/pipeline/store.ts';
+import type { RunOutcome } from '../metrics/runs.ts';
+import { pipelineClient } from './access.ts';
+import { RunStore, type RunView } from './store.ts';
+import { WorkerThreadEngine } from './worker-engine.ts';
+import type { PipelineEngine } from './types.ts';
+
+export interface PipelineRunsOptions {
+  db: Store;
+  config: Config;
+  /** Default: the streaming engine in a worker thread per run. */
+  engine?: PipelineEngine;
+  clock: Clock;
+  scheduler: Scheduler;
+  log: Logger;
+  env?: NodeJS.ProcessEnv;
+  /** This process as recorded on its runs (tests simulate other processes). */
+  owner?: string;
+  /** The reconciler's events: a Pipeline applied or pruned makes the schedules look again. */
+  pipelineEvents?: Pick<EventEmitter, 'on'>;
+  /** Once per finished run (metrics and notifications). */
+  onFinished?: (run: RunOutcome) => void;
+}
+
+/** A finished run as metrics and notifications see it. */
+export function runOutcome(db: Store, run: RunView): RunOutcome | undefined {
+  if (run.status !== 'succeeded' && run.status !== 'failed' && run.status !== 'cancelled') return undefined;
+  const key = readPipelineRow(db, run.pipelineId)?.manifest_key;
+  const clientId = pipelineClient(db, run.pipelineId);
+  const failedStep = run.steps.find((s) => s.status === 'failed')?.name;
+  return {
+    runId: run.runId,
+    pipelineId: run.pipelineId,
+    ...(key?.startsWith('Pipeline/') ? { pipelineName: key.slice('Pipeline/'.length) } : {}),
+    ...(clientId ? { clientId } : {}),
+    status: run.status,
+    durationMs: run.durationMs ?? 0,
+    rowsRead: run.rowsRead,
+    rowsWritten: run.rowsWritten,
+    rowsRejected: run.rowsRejected,
+    error: run.error,
+    ...(failedStep && run.status === 'failed' ? { failedStep } : {}),
+  };
+}
+
+/**
+ * Pipeline runs of one controller: the run records, the dispatcher (in-process by default) and
+ * the schedules. Building it starts nothing (one-shot `bictl` commands use the dispatcher
+ * alone); `start()` fails runs a crash interrupted and starts the schedules.
+ */
+export class PipelineRuns {
+  readonly store: RunStore;
+  readonly dispatcher: LocalRunDispatcher;
+  readonly schedules: ScheduleRunner;
+  /** Where pipelines may connect (never the controller's own listener, never link-local). */
+  readonly egress: NetworkEgressPolicy;
+  readonly #listen: { host: string; port: number };
+
+  constructor(opts: PipelineRunsOptions) {
+    const { db, config, clock, scheduler, log } = opts;
+    const env = opts.env ?? process.env;
+    const secrets = new SecretStore({ db, secretKey: config.secretKey, clock });
+    this.store = new RunStore({ db, clock });
+    this.#listen = { host: config.host, port: config.port };
+    const egress = { listen: this.#listen, allowHosts: config.pipelineEgress };
+    this.egress = new NetworkEgressPolicy(egress);
+    this.dispatcher = new LocalRunDispatcher({
+      db,
+      store: this.store,
+      engine: opts.engine ?? new WorkerThreadEngine({ egress }),
+      clock,
+      scheduler,
+      log,
+      concurrency: config.runConcurrency,
+      // A run resolves only the connections its own pipeline references (its tenant's).
+      connections: (allowed) => new StoreConnectionResolver({ db, secrets, env, mayUse: (id) => allowed.includes(id) }),
+      egress: this.egress,
+      filesDir: config.pipelineFilesDir,
+      owner: opts.owner,
+    });
+    this.schedules = new ScheduleRunner({ db, dispatcher: this.dispatcher, clock, scheduler, log });
+    const onFinished = opts.onFinished;
+    if (onFinished) {
+      this.dispatcher.on('finished', (run: RunView) => {
+        const outcome = runOutcome(db, run);
+        try {
+          if (outcome) onFinished(outcome);
+        } catch (err) {
+          log.error({ runId: run.runId, err: (err as Error).message }, 'observing a run failed');
+        }
+      });
+    }
+    opts.pipelineEvents?.on('event', (e: { type: string; kind?: string }) => {
+      if (e.type === 'phase' && e.kind === 'Pipeline') void this.schedules.refresh();
+    });
+  }
+
+  /** The port the server really listens on (PORT=0 picks one): pipelines may not reach it. */
+  listening(port: number): void {
+    this.#listen.port = port;
+  }
+
+  async start(): Promise<void> {
+    this.dispatcher.recover();
+    await this.schedules.start();
+  }
+
+  async close(): Promise<void> {
+    this.schedules.stop();
+    await this.dispatcher.close();
+  }
+}

@@ -1,0 +1,127 @@
+import type { Store } from '../store/db.ts';
+import type { Cancel, Scheduler } from '../clock.ts';
+import { fromJson } from '../kinds/json.ts';
+import { nextRunAt } from '../kinds/pipeline/schedule.ts';
+import type { PipelineSchedule } from '../kinds/pipeline/types.ts';
+import type { Logger } from '../log.ts';
+import type { Clock } from '../types.ts';
+import type { RunDispatcher } from './dispatcher.ts';
+import { ActiveRunError } from './store.ts';
+
+/** The longest the scheduler sleeps before it looks again (the wall clock may be set meanwhile). */
+export const MAX_SCHEDULE_DELAY_MS = 60_000;
+
+export interface ScheduleRunnerOptions {
+  db: Store;
+  dispatcher: Pick<RunDispatcher, 'start'>;
+  clock: Clock;
+  scheduler: Scheduler;
+  log: Logger;
+}
+
+interface ScheduledRow {
+  pipeline_id: string;
+  schedule: string;
+  created_at: string;
+  handled_at: string | null;
+}
+
+/**
+ * Starts a run (`trigger: schedule`) for each enabled schedule at its `nextRunAt`. Per pipeline
+ * the store keeps when its fires were last handled; every fire since then that is due now is
+ * handled by ONE run — so fires missed while the controller was down start one run at start,
+ * not a backlog. A fire while the pipeline has an active run is skipped and logged, and creates
+ * no run record.
+ */
+export class ScheduleRunner {
+  readonly #opts: ScheduleRunnerOptions;
+  #timer: Cancel | undefined;
+  #ticking: Promise<void> = Promise.resolve();
+  #stopped = true;
+  #again = false;
+
+  constructor(opts: ScheduleRunnerOptions) {
+    this.#opts = opts;
+  }
+
+  /** Handles what is due (missed fires: one run each) and arms the timer. */
+  start(): Promise<void> {
+    this.#stopped = false;
+    return this.refresh();
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    this.#timer?.();
+    this.#timer = undefined;
+  }
+
+  /** Looks again now (a pipeline was added, changed or removed). */
+  refresh(): Promise<void> {
+    if (this.#stopped) return this.#ticking;
+    this.#again = true;
+    this.#ticking = this.#ticking.then(async () => {
+      while (this.#again && !this.#stopped) {
+        this.#again = false;
+        await this.#tick();
+      }
+    });
+    return this.#ticking;
+  }
+
+  /** Resolves when the tick in progress (if any) is done. */
+  settled(): Promise<void> {
+    return this.#ticking;
+  }
+
+  async #tick(): Promise<void> {
+    const { db, clock, log } = this.#opts;
+    this.#timer?.();
+    this.#timer = undefined;
+    const now = clock();
+    // Pruned pipelines leave nothing behind.
+    db.prepare('DELETE FROM pipeline_schedule_state WHERE pipeline_id NOT IN (SELECT pipeline_id FROM pipelines)').run();
+    const rows = db
+      .prepare(
+        `SELECT p.pipeline_id, p.schedule, p.created_at, s.handled_at FROM pipelines p
+         LEFT JOIN pipeline_schedule_state s ON s.pipeline_id = p.pipeline_id
+         WHERE p.schedule IS NOT NULL`,
+      )
+      .all() as ScheduledRow[];
+    let earliest: number | undefined;
+    for (const row of rows) {
+      const schedule = fromJson<PipelineSchedule | null>(row.schedule, null);
+      const created = new Date(row.created_at);
+      const since = new Date(row.handled_at ?? row.created_at);
+      const due = nextRunAt(schedule, since, created);
+      if (!due) continue;
+      if (due.getTime() <= now.getTime()) {
+        await this.#fire(row.pipeline_id, due);
+        db.prepare(
+          'INSERT INTO pipeline_schedule_state (pipeline_id, handled_at) VALUES (?, ?) ON CONFLICT (pipeline_id) DO UPDATE SET handled_at = excluded.handled_at',
+        ).run(row.pipeline_id, now.toISOString());
+      }
+      const next = nextRunAt(schedule, now, created);
+      if (next && (earliest === undefined || next.getTime() < earliest)) earliest = next.getTime();
+    }
+    // Nothing upcoming: no timer; an applied or pruned Pipeline makes it look again (refresh).
+    if (this.#stopped || earliest === undefined) return;
+    const delay = Math.min(MAX_SCHEDULE_DELAY_MS, Math.max(0, earliest - clock().getTime()));
+    this.#timer = this.#opts.scheduler(() => {
+      this.#timer = undefined;
+      void this.refresh();
+    }, delay);
+    log.debug({ delayMs: delay }, 'schedules: next look');
+  }
+
+  async #fire(pipelineId: string, due: Date): Promise<void> {
+    const { log } = this.#opts;
+    try {
+      const run = await this.#opts.dispatcher.start(pipelineId, 'schedule', 'scheduler');
+      log.info({ pipelineId, runId: run.runId, due: due.toISOString() }, 'schedule fired');
+    } catch (err) {
+      if (err instanceof ActiveRunError) log.info({ pipelineId, due: due.toISOString() }, 'schedule fire skipped: a run is active');
+      else log.error({ pipelineId, due: due.toISOString(), err: (err as Error).message }, 'schedule fire failed');
+    }
+  }
+}
