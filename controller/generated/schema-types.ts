@@ -1054,6 +1054,10 @@ export type ApiPipelineView = {
    * next run of an enabled schedule, else null
    */
   nextRunAt: string | null;
+  /**
+   * the latest run, or null
+   */
+  lastRun: ApiPipelineRun | null;
   steps: ApiPipelineStep[];
   createdBy: string | null;
   /**
@@ -1064,6 +1068,48 @@ export type ApiPipelineView = {
    * ISO 8601 timestamp (UTC)
    */
   updatedAt: string;
+};
+/**
+ * A pipeline run (DESIGN "Pipeline runs")
+ */
+export type ApiPipelineRun = {
+  runId: string;
+  pipelineId: string;
+  status: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+  trigger: 'api' | 'schedule' | 'cli';
+  attempt: number;
+  /**
+   * ISO 8601 timestamp (UTC)
+   */
+  queuedAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  durationMs: number | null;
+  rowsRead: number;
+  rowsWritten: number;
+  rowsRejected: number;
+  error: string | null;
+  steps: ApiRunStepProgress[];
+};
+/**
+ * One step of a run
+ */
+export type ApiRunStepProgress = {
+  stepId: string;
+  type: string;
+  name: string;
+  status: 'pending' | 'running' | 'succeeded' | 'failed' | 'skipped';
+  rowsIn: number;
+  rowsOut: number;
+  rowsRejected: number;
+  durationMs: number;
+  message: string | null;
+  /**
+   * the step's check results (reconcile steps)
+   */
+  checks?: {
+    [k: string]: unknown;
+  };
 };
 export type ApiPipelineRead = {
   success: true;
