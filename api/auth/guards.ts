@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { authFor } from '../../controller/auth/runtime-auth.ts';
 import { matchesHash } from '../../controller/auth/secrets.ts';
+import { ADMIN_REQUIRED, effectiveTenants } from '../../controller/authz/index.ts';
 import { SESSION_COOKIE, readCookie } from './cookies.ts';
 import './types.ts';
 
@@ -22,22 +23,28 @@ export function presentedApiKey(req: FastifyRequest): string | undefined {
  * 429 {error:'Rate limit exceeded'} with Retry-After past the per-key limit.
  */
 export function requireApiKey(app: FastifyInstance): preHandlerAsyncHookHandler {
-  return async (req, reply) => {
-    const result = authFor(app.runtime).authenticateKey(presentedApiKey(req));
+  return guard(async (req, reply) => {
+    const auth = authFor(app.runtime);
+    const result = auth.authenticateKey(presentedApiKey(req));
     if (!result.ok) {
       if (result.status === 429) void reply.header('retry-after', String(result.retryAfterSeconds));
       return reply.status(result.status).send({ error: result.error });
     }
     const { key } = result;
+    // The key is cached; its user's rights are not: a disabled or deleted user's key dies now.
+    const rights = auth.rights.of(key.userId);
+    if (!rights) return reply.status(401).send({ error: 'Invalid API key' });
+    const clientScope = key.clientId ?? undefined;
     req.principal = {
       userId: key.userId,
       username: key.username,
-      role: key.role,
+      role: rights.role,
       via: 'apiKey',
       keyId: key.keyId,
-      ...(key.clientId ? { clientScope: key.clientId } : {}),
+      ...(clientScope ? { clientScope } : {}),
+      tenants: effectiveTenants(rights, clientScope, 'apiKey'),
     };
-  };
+  });
 }
 
 export interface SessionGuardOptions {
@@ -59,10 +66,12 @@ export interface SessionGuardOptions {
  */
 export function requireSession(app: FastifyInstance, opts: SessionGuardOptions = {}): preHandlerAsyncHookHandler {
   const checkCsrf = opts.csrf ?? true;
-  return async (req, reply) => {
+  return guard(async (req, reply) => {
+    const auth = authFor(app.runtime);
     const sessionId = readCookie(req, SESSION_COOKIE);
-    const session = sessionId ? authFor(app.runtime).sessions.find(sessionId) : undefined;
-    if (!session) return reply.status(401).send({ success: false, error: 'Session required' });
+    const session = sessionId ? auth.sessions.find(sessionId) : undefined;
+    const rights = session && auth.rights.of(session.userId);
+    if (!session || !rights) return reply.status(401).send({ success: false, error: 'Session required' });
     if (checkCsrf) {
       const header = req.headers.ctn;
       const query = opts.csrfFromQuery ? (req.query as Record<string, unknown> | undefined)?.ctn : undefined;
@@ -75,9 +84,32 @@ export function requireSession(app: FastifyInstance, opts: SessionGuardOptions =
     if (params?.userId !== undefined && params.userId !== session.userId) {
       return reply.status(403).send({ success: false, error: 'Forbidden' });
     }
-    if (opts.role === 'admin' && session.role !== 'admin') {
-      return reply.status(403).send({ success: false, error: 'Admin role required' });
+    if (opts.role === 'admin' && rights.role !== 'admin') {
+      return reply.status(403).send({ success: false, error: ADMIN_REQUIRED });
     }
-    req.principal = { userId: session.userId, username: session.username, role: session.role, via: 'session' };
-  };
+    req.principal = { userId: session.userId, username: session.username, role: rights.role, via: 'session', tenants: effectiveTenants(rights, undefined, 'session') };
+  });
+}
+
+const guards = new WeakSet<object>();
+
+/** Marks a preHandler as an authentication guard (the route check at registration looks for one). */
+function guard(fn: preHandlerAsyncHookHandler): preHandlerAsyncHookHandler {
+  guards.add(fn);
+  return fn;
+}
+
+/** Route config of the routes anyone may call (health, login, the UI's files, the HMAC webhook). */
+export const PUBLIC_ROUTE = { access: 'public' as const };
+
+/**
+ * Every route declares who may call it: a guard from this module in its preHandler, or
+ * `config: PUBLIC_ROUTE`. Called for each route at registration (buildApp's onRoute hook), so
+ * a route added without a declaration stops the app from starting.
+ */
+export function assertAuthDeclared(route: { method: string | string[]; url: string; preHandler?: unknown; config?: unknown }): void {
+  const handlers = [route.preHandler].flat().filter((h): h is object => typeof h === 'function');
+  if (handlers.some((h) => guards.has(h))) return;
+  if ((route.config as { access?: string } | undefined)?.access === 'public') return;
+  throw new Error(`route ${[route.method].flat().join(',')} ${route.url} declares no authorization: add requireApiKey/requireSession as its preHandler, or config PUBLIC_ROUTE`);
 }
