@@ -3,7 +3,6 @@ import { buildSections } from '../kinds/dashboard/charts.ts';
 import { CHARTS_REQUIRED, checkDashboardReferences, sectionsOf, validateDashboard, type DashboardSpec } from '../kinds/dashboard/spec.ts';
 import { importSummary, readDashboard } from '../kinds/dashboard/store.ts';
 import { NEW_ID } from '../kinds/client/plan.ts';
-import { readClient } from '../kinds/client/registry.ts';
 import type { SchemaRegistry } from '../manifest/validator.ts';
 import type { Runtime } from '../runtime.ts';
 import type { Manifest, Problem } from '../types.ts';
@@ -11,8 +10,12 @@ import { ManifestNames } from '../writers/names.ts';
 import { slugify } from '../writers/paths.ts';
 import type { Principal } from '../auth/principal.ts';
 import { ForbiddenError } from '../errors.ts';
+import { Authorizer, ownerOfDashboard, withinTenants } from '../authz/index.ts';
 
 export const DASHBOARDS_DIR = 'dashboards';
+
+/** A confined caller's dashboard on a shared connection needs a VDM of its own client to belong to. */
+export const NO_TENANT = 'dataSource.vdmId must name a VDM of your client when dataSource.dbId is a shared connection';
 
 /** The 201 body of spec 4.2 (without `success`). */
 export interface ImportResult {
@@ -49,9 +52,11 @@ export function invalid(problems: Problem[]): ValidationError {
 export class ImportDashboard {
   readonly #rt: Runtime;
   readonly #names: ManifestNames;
+  readonly #authz: Authorizer;
 
   constructor(opts: { runtime: Runtime }) {
     this.#rt = opts.runtime;
+    this.#authz = new Authorizer({ db: opts.runtime.db });
     const rt = opts.runtime;
     this.#names = new ManifestNames({ kind: 'Dashboard', dir: DASHBOARDS_DIR, locks: rt.locks, status: rt.reconciler.status, writer: rt.writer });
   }
@@ -63,9 +68,13 @@ export class ImportDashboard {
     const problems = payloadProblems(this.#rt.schemas, spec);
     if (problems.length) throw invalid(problems);
     const valid = spec as unknown as DashboardSpec;
-    this.#assertTenant(valid, caller);
-    const refs = checkDashboardReferences(this.#rt.db, valid);
+    const refs = checkDashboardReferences(this.#rt.db, valid, '', {
+      connection: (connectionId) => this.#authz.can(caller, 'use', { kind: 'connection', connectionId }),
+      vdm: (vdmId) => this.#authz.can(caller, 'use', { kind: 'vdm', vdmId }),
+    });
     if (refs.length) throw invalid(refs);
+    // The dashboard must land within the caller's tenants (on a shared connection: by its VDM).
+    if (!withinTenants(caller, ownerOfDashboard(this.#rt.db, valid.dataSource))) throw new ForbiddenError(NO_TENANT);
     return valid;
   }
 
@@ -95,13 +104,6 @@ export class ImportDashboard {
       return { facadeId, experiments: importSummary(view.sections) };
     } finally {
       this.#names.release(base, name, !applied);
-    }
-  }
-
-  #assertTenant(spec: DashboardSpec, caller: Principal): void {
-    if (!caller.clientScope) return;
-    if (readClient(this.#rt.db, caller.clientScope)?.connection_id !== spec.dataSource.dbId) {
-      throw new ForbiddenError(`API key is scoped to client ${caller.clientScope}: dataSource.dbId must be that client's connection`);
     }
   }
 }

@@ -1,4 +1,5 @@
-import { ApplyFailedError, ValidationError } from '../errors.ts';
+import { ApplyFailedError, ForbiddenError, ValidationError } from '../errors.ts';
+import { Authorizer, isUnconfined, ownerOfConnections, pipelineConnections, withinTenants } from '../authz/index.ts';
 import { resolveSteps } from '../kinds/pipeline/normalize.ts';
 import { nextRunAt } from '../kinds/pipeline/schedule.ts';
 import { readPipeline, type PipelineView } from '../kinds/pipeline/store.ts';
@@ -11,6 +12,9 @@ import { slugify } from '../writers/paths.ts';
 import type { Principal } from '../auth/principal.ts';
 
 const PIPELINES_DIR = 'pipelines';
+
+/** DESIGN.md: a pipeline whose connections belong to no single client is for admins only. */
+export const ADMIN_ONLY_PIPELINE = 'A pipeline must use the connections of one of your clients; other pipelines are for admins only';
 
 /** Base of the manifest name: the slug of the display name, short enough for a `-<n>` suffix. */
 function baseName(displayName: string): string {
@@ -34,21 +38,34 @@ export interface PipelinePlan {
 export class ImportPipeline {
   readonly #rt: Runtime;
   readonly #names: ManifestNames;
+  readonly #authz: Authorizer;
 
   constructor(opts: { runtime: Runtime }) {
     this.#rt = opts.runtime;
+    this.#authz = new Authorizer({ db: opts.runtime.db });
     const rt = opts.runtime;
     this.#names = new ManifestNames({ kind: 'Pipeline', dir: PIPELINES_DIR, locks: rt.locks, status: rt.reconciler.status, writer: rt.writer });
   }
 
-  check(body: unknown): PipelineSpec {
+  /**
+   * Validates the payload; a caller confined to its tenants may use only connections they own
+   * (or shared ones): any other answers like an unknown ID, and the pipeline must belong to one
+   * of its clients.
+   */
+  check(body: unknown, caller: Principal): PipelineSpec {
     const checked = validatePipelinePayload(this.#rt.schemas, body);
     if (!checked.ok) throw new ValidationError([], checked.message);
-    return checked.spec;
+    const spec = checked.spec;
+    if (isUnconfined(caller)) return spec;
+    const connections = pipelineConnections(spec);
+    const unknown = connections.filter((connectionId) => !this.#authz.can(caller, 'use', { kind: 'connection', connectionId }));
+    if (unknown.length) throw new ValidationError(unknown.map((id) => ({ path: 'connectionId', message: `connectionId ${id} is not an existing connection` })), unknown.map((id) => `connectionId ${id} is not an existing connection`).join('; '));
+    if (!withinTenants(caller, ownerOfConnections(this.#rt.db, connections))) throw new ForbiddenError(ADMIN_ONLY_PIPELINE);
+    return spec;
   }
 
-  plan(body: unknown): PipelinePlan {
-    const spec = this.check(body);
+  plan(body: unknown, caller: Principal): PipelinePlan {
+    const spec = this.check(body, caller);
     const now = this.#rt.clock();
     const next = nextRunAt(spec.schedule, now, now);
     return {
@@ -61,7 +78,7 @@ export class ImportPipeline {
   }
 
   async run(body: unknown, caller: Principal): Promise<PipelineView> {
-    const spec = this.check(body);
+    const spec = this.check(body, caller);
     const base = baseName(spec.name);
     const name = await this.#names.reserve(base);
     const manifest: Manifest = { apiVersion: 'bi.controller/v1', kind: 'Pipeline', metadata: { name }, spec: body as Record<string, unknown> };

@@ -1,5 +1,6 @@
 import { StepError } from '../../errors.ts';
 import type { Applier, ApplyContext, PruneContext } from '../../types.ts';
+import { connectionOwnership } from '../../authz/ownership.ts';
 
 export interface ConnectionSpec {
   connectionId?: string;
@@ -15,6 +16,10 @@ export interface ConnectionSpec {
   username?: string;
   passwordEnv?: string;
   secretRef?: string;
+  /** The client that owns it (tenancy); a client's onboarding claims an unowned one. */
+  owner?: string;
+  /** A platform warehouse any tenant may use. */
+  shared?: boolean;
 }
 
 const COLUMNS = ['name', 'vendor', 'account_url', 'warehouse', 'database_name', 'schema_name', 'username', 'password_env', 'secret_ref'] as const;
@@ -40,6 +45,11 @@ export function connectionColumns(spec: ConnectionSpec): Columns {
 export const connectionApplier: Applier<ConnectionSpec> = {
   kind: 'Connection',
   order: 0,
+  lint(manifest) {
+    return manifest.spec.shared === true && manifest.spec.owner !== undefined
+      ? [{ path: 'spec.owner', message: 'spec.owner and spec.shared: true exclude each other' }]
+      : [];
+  },
   apply(ctx: ApplyContext<ConnectionSpec>) {
     const { db, manifest, now } = ctx;
     const spec = manifest.spec;
@@ -66,6 +76,7 @@ export const connectionApplier: Applier<ConnectionSpec> = {
          WHERE connection_id = @id`,
       ).run({ id, ...cols, key: ctx.key, at });
     }
+    applyOwnership(db, id, spec);
     if (prevId && prevId !== id) pruneConnection(ctx.db, prevId);
     return { connectionId: id };
   },
@@ -74,6 +85,27 @@ export const connectionApplier: Applier<ConnectionSpec> = {
     if (id) pruneConnection(ctx.db, id);
   },
 };
+
+/**
+ * Ownership never changes silently: a manifest may name the owner a connection already has (or
+ * give an unowned one its owner), or share an unowned one; moving it to another client fails.
+ */
+function applyOwnership(db: PruneContext['db'], id: string, spec: ConnectionSpec): void {
+  const current = connectionOwnership(db, id);
+  const owner = spec.owner?.toUpperCase();
+  const stored = current?.owner ?? null;
+  if (stored !== null && ((owner !== undefined && owner !== stored) || spec.shared === true)) {
+    throw new StepError('connection', `connection ${id} belongs to client ${stored}; its owner cannot change`);
+  }
+  const shared = spec.shared === true ? 1 : 0;
+  db.prepare('UPDATE connections SET owner_client_id = COALESCE(owner_client_id, ?), shared = ? WHERE connection_id = ? AND (shared <> ? OR owner_client_id IS NOT COALESCE(owner_client_id, ?))').run(
+    owner ?? null,
+    shared,
+    id,
+    shared,
+    owner ?? null,
+  );
+}
 
 function pruneConnection(db: PruneContext['db'], id: string): void {
   const used = db.prepare('SELECT COUNT(*) AS n FROM vdms WHERE connection_id = ?').get(id) as { n: number };

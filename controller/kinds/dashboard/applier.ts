@@ -3,6 +3,8 @@ import { fromJson, toJson } from '../json.ts';
 import { buildSections, type NormalizedChart, type PreviousSection } from './charts.ts';
 import { checkDashboardReferences, validateDashboard, isSimpleMode, normalizeTags, sectionsOf, type DashboardSpec } from './spec.ts';
 import { dashboardStatements, type FacadeDefinition } from './store.ts';
+import { StepError } from '../../errors.ts';
+import { dashboardOwner, ownerOfDashboard } from '../../authz/ownership.ts';
 
 /** `facades.definition` of a spec: everything the facade row has no column for. */
 export function facadeDefinition(spec: DashboardSpec): FacadeDefinition {
@@ -61,6 +63,11 @@ export const dashboardApplier: Applier<DashboardSpec> = {
       at,
     };
     let changed = false;
+    if (existing && existing.connection_id !== cols.connectionId) {
+      // Ownership never changes silently: the new data source must belong to the same client.
+      const owner = dashboardOwner(db, existing.facade_id) ?? null;
+      if (owner !== ownerOfDashboard(db, spec.dataSource)) throw new StepError('facade', `dashboard ${existing.facade_id} belongs to ${owner === null ? 'no client' : `client ${owner}`}; spec.dataSource must stay with it`);
+    }
     if (!existing) {
       s.insertFacade.run({ ...cols, actor: ctx.actor });
     } else if (

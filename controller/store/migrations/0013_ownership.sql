@@ -58,3 +58,12 @@ END;
 CREATE TRIGGER user_clients_generation_delete AFTER DELETE ON user_clients BEGIN
   UPDATE counters SET value = value + 1 WHERE name = 'users.generation';
 END;
+
+-- A facade gets its owner when it is created (onboarding's dashboards carry their client; a
+-- standalone one takes its connection's owner, or on a shared connection its VDM's client).
+CREATE TRIGGER facades_owner AFTER INSERT ON facades WHEN NEW.owner_client_id IS NULL BEGIN
+  UPDATE facades SET owner_client_id = COALESCE(NEW.client_id,
+    (SELECT owner_client_id FROM connections k WHERE k.connection_id = NEW.connection_id AND k.shared = 0),
+    (SELECT client_id FROM vdms v WHERE v.vdm_id = NEW.vdm_id))
+  WHERE facade_id = NEW.facade_id;
+END;
