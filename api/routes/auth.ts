@@ -65,6 +65,7 @@ export default async function authRoutes(app: FastifyInstance): Promise<void> {
     }
     req.log.info({ userId: result.user.userId }, 'login');
     setCookies(reply, tokenCookies(req, result.tokens));
+    void reply.header('cache-control', 'no-store');
     return { success: true, userId: result.user.userId, csrfToken: result.tokens.csrfToken };
   });
 
@@ -77,6 +78,7 @@ export default async function authRoutes(app: FastifyInstance): Promise<void> {
       return reply.status(401).send(SESSION_REQUIRED);
     }
     setCookies(reply, tokenCookies(req, result.tokens));
+    void reply.header('cache-control', 'no-store');
     return { success: true, userId: result.userId, csrfToken: result.tokens.csrfToken };
   });
 

@@ -9,6 +9,7 @@ import type { Problem } from '../../controller/types.ts';
 import { SaveConnection, validationFailed, type ConnectionInput } from '../../controller/usecases/save-connection.ts';
 import { principalOf } from '../auth/principal.ts';
 import { requireSession } from '../auth/guards.ts';
+import { Authorizer } from '../../controller/authz/index.ts';
 
 /** The settings UI's own endpoints (S, admin unless noted); everything else it calls is the public API. */
 
@@ -85,11 +86,12 @@ export default async function settings(app: FastifyInstance, opts: SettingsOptio
   const secrets = new SecretStore({ db: rt.db, secretKey: rt.config.secretKey, clock: rt.clock });
   const saveConnection = new SaveConnection({ runtime: rt, secrets });
   const admin = { preHandler: requireSession(app, { role: 'admin' }) };
+  const authz = new Authorizer({ db: rt.db });
 
   // Any signed-in user: who am I and may I see settings (the UI hides them from members).
   app.get('/v1/settings/session/:userId', { preHandler: requireSession(app) }, async (req) => {
     const p = principalOf(req);
-    const isAdmin = p.role === 'admin';
+    const isAdmin = authz.can(p, 'admin', { kind: 'platform' });
     return {
       success: true,
       userId: p.userId,

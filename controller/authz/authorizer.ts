@@ -45,7 +45,8 @@ export class Authorizer {
       case 'platform':
         return p.role === 'admin' && isUnconfined(p);
       case 'user':
-        return action === 'read' ? target.userId === p.userId || this.can(p, 'admin', { kind: 'platform' }) : this.can(p, 'admin', { kind: 'platform' });
+        // Their own keys: any user; another user's: admins.
+        return target.userId === p.userId || this.can(p, 'admin', { kind: 'platform' });
       case 'client':
         if (action === 'admin') return this.can(p, 'admin', { kind: 'platform' });
         return withinTenants(p, target.clientId.trim().toUpperCase());
