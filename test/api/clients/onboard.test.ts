@@ -271,7 +271,7 @@ describe('a restart in the middle of a burst of onboardings', () => {
     const thirdDone = new Promise<void>((resolve) => (third = resolve));
     const inflight = ids.map((id) =>
       t.app
-        .inject({ method: 'POST', url: URL, headers: key.headers, payload: packageWithDashboard(id) })
+        .inject({ method: 'POST', url: URL, headers: key.headers, payload: packageWithDashboard(id, { connectionId: `D2026A${String(100 + ids.indexOf(id)).padStart(5, '0')}` }) })
         .then((r) => r.statusCode)
         .catch(() => 0)
         .finally(() => ++done === 8 && third()),
