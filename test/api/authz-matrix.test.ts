@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authFor } from '../../controller/auth/runtime-auth.ts';
 import { createTestUser, createUserWithKey, loginAs, type TestKey, type TestSession } from '../helpers/auth.ts';
 import { makeTestApp, manifest, type TestApp } from '../helpers/runtime.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { clientManifest, onboardingPackage, packageWithDashboard, writeCoreModel } from '../controller/kinds/client/fixtures.ts';
 
 /**
@@ -399,6 +400,32 @@ describe('authorization matrix: every route × every caller × own / other / sha
   it('has an entry for every registered route (a new route without one fails here)', () => {
     const registered = t.app.registeredRoutes.map((r) => `${r.method} ${r.url}`).sort();
     expect(Object.keys(routeTable()).sort()).toEqual([...new Set(registered)]);
+  });
+
+  it('the event stream shows a member only the events of their clients\' objects', async () => {
+    if (!t.app.server.address()) await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = t.app.server.address() as AddressInfo;
+    const open = (c: Caller) => {
+      const chunks: string[] = [];
+      const r = request({ host: '127.0.0.1', port, path: `/v1/reconciler/events?ctn=${encodeURIComponent(c.headers.ctn ?? '')}`, headers: { cookie: c.headers.cookie ?? '' } });
+      r.on('response', (res) => res.on('data', (d: Buffer) => chunks.push(d.toString())));
+      r.end();
+      return { chunks, close: () => r.destroy() };
+    };
+    const member = open(callers.get('memberSession') as Caller);
+    const admin = open(callers.get('adminSession') as Caller);
+    const until = (cond: () => boolean) => waitFor(() => cond() || undefined);
+    await until(() => member.chunks.join('').includes(': connected') && admin.chunks.join('').includes(': connected'));
+    t.write('pipelines/acme.yaml', manifest('Pipeline', 'acme', { ...pipeline(ACME_DB, ACME_DB), description: 'changed' }));
+    t.write('pipelines/globex.yaml', manifest('Pipeline', 'globex', { ...pipeline(GLOBEX_DB, GLOBEX_DB), description: 'changed' }));
+    await t.sync();
+    await until(() => admin.chunks.join('').includes('"key":"Pipeline/globex"') && admin.chunks.join('').includes('"key":"Pipeline/acme"'));
+    await until(() => member.chunks.join('').includes('"key":"Pipeline/acme"'));
+    const keys = (chunks: string[]) => new Set(chunks.join('').split('\n\n').filter((b) => b.startsWith('data: ')).map((b) => (JSON.parse(b.slice(6)) as { key: string }).key));
+    member.close();
+    admin.close();
+    expect([...keys(member.chunks)]).toEqual(['Pipeline/acme']);
+    expect([...keys(admin.chunks)].sort()).toEqual(['Pipeline/acme', 'Pipeline/globex']);
   });
 
   for (const [route, entry] of Object.entries(routeTable())) {
