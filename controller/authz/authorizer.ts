@@ -21,9 +21,11 @@ export type Target =
 /**
  * `read`: see it (outside the caller's tenants it answers as if it did not exist); `use`:
  * reference it from something the caller creates; `onboard`: create or re-create that client;
+ * `run`: start or read the runs of a pipeline (the same rule as reading it: a run belongs to its
+ * pipeline's owner; controller/runs/access.ts asks `can(p, 'run', {kind: 'pipeline', pipelineId})`);
  * `admin`: manage it (admins only).
  */
-export type Action = 'read' | 'use' | 'onboard' | 'admin';
+export type Action = 'read' | 'use' | 'onboard' | 'run' | 'admin';
 
 export const ADMIN_REQUIRED = 'Admin role required';
 export const connectionTaken = (connectionId: string): string => `Connection ${connectionId} belongs to another client`;
@@ -53,11 +55,12 @@ export class Authorizer {
       case 'connection': {
         const c = connectionOwnership(db, target.connectionId);
         if (!c) return false;
-        if (isUnconfined(p)) return true;
-        return (action === 'use' && c.shared) || withinTenants(p, c.owner);
+        return isUnconfined(p) || (action === 'use' && c.shared) || withinTenants(p, c.owner);
       }
-      case 'vdm':
-        return withinTenants(p, vdmOwner(db, target.vdmId)) && vdmOwner(db, target.vdmId) !== undefined;
+      case 'vdm': {
+        const owner = vdmOwner(db, target.vdmId);
+        return owner !== undefined && withinTenants(p, owner);
+      }
       case 'dashboard': {
         const owner = dashboardOwner(db, target.facadeId);
         return owner !== undefined && withinTenants(p, owner);
@@ -67,7 +70,8 @@ export class Authorizer {
         return owner !== undefined && withinTenants(p, owner);
       }
       case 'manifest':
-        return withinTenants(p, manifestOwner(db, target.key));
+        // An unconfined caller sees every row: no owner lookup per status row.
+        return isUnconfined(p) || withinTenants(p, manifestOwner(db, target.key));
     }
   }
 
