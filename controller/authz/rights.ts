@@ -15,21 +15,22 @@ export interface UserRights {
  * from outliving the change, while the key lookup itself stays cached.
  */
 export class RightsCache {
-  readonly #generation: Statement<[], { value: number }>;
+  readonly #generation: Statement<[], number>;
   readonly #user: Statement<[string], { role: Role; disabled_at: string | null }>;
   readonly #grants: Statement<[string], { client_id: string }>;
   readonly #cache = new Map<string, UserRights | null>();
   #seen = -1;
 
   constructor(opts: { db: Database }) {
-    this.#generation = opts.db.prepare("SELECT value FROM counters WHERE name = 'users.generation'");
+    // pluck: the bare number, no row object per request.
+    this.#generation = opts.db.prepare<[], number>("SELECT value FROM counters WHERE name = 'users.generation'").pluck();
     this.#user = opts.db.prepare('SELECT role, disabled_at FROM users WHERE user_id = ?');
     this.#grants = opts.db.prepare('SELECT client_id FROM user_clients WHERE user_id = ? ORDER BY client_id');
   }
 
   /** The user's rights, or undefined when the user is disabled or gone. */
   of(userId: string): UserRights | undefined {
-    const generation = this.#generation.get()?.value ?? 0;
+    const generation = this.#generation.get() ?? 0;
     if (generation !== this.#seen) {
       this.#cache.clear();
       this.#seen = generation;
