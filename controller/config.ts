@@ -16,6 +16,10 @@ export interface Config {
   adminPassword?: string;
   secretKey?: string;
   git?: GitConfig;
+  /** BI_PIPELINE_FILES_DIR: file sources and custom reconcile mappings are read below it only. */
+  pipelineFilesDir: string;
+  /** BI_PIPELINE_EGRESS: hosts (`host` or `host:port`) pipelines may reach; empty = any but the forbidden ones. */
+  pipelineEgress: string[];
 }
 
 export interface GitConfig {
@@ -69,6 +73,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     adminPassword: env.BI_ADMIN_PASSWORD || undefined,
     secretKey: env.BI_SECRET_KEY || undefined,
     git,
+    pipelineFilesDir: resolve(env.BI_PIPELINE_FILES_DIR || resolve(dbPath, '..', 'pipeline-files')),
+    pipelineEgress: (env.BI_PIPELINE_EGRESS ?? '').split(',').map((h) => h.trim()).filter(Boolean),
     ...overrides,
   };
 }

@@ -5,12 +5,11 @@ import { importSummary, readDashboard } from '../kinds/dashboard/store.ts';
 import { NEW_ID } from '../kinds/client/plan.ts';
 import type { SchemaRegistry } from '../manifest/validator.ts';
 import type { Runtime } from '../runtime.ts';
-import type { Manifest, Problem } from '../types.ts';
-import { ManifestNames } from '../writers/names.ts';
-import { slugify } from '../writers/paths.ts';
+import type { Problem } from '../types.ts';
 import type { Principal } from '../auth/principal.ts';
 import { ForbiddenError } from '../errors.ts';
 import { Authorizer, ownerOfDashboard, withinTenants } from '../authz/index.ts';
+import { NewManifests } from './new-manifest.ts';
 
 export const DASHBOARDS_DIR = 'dashboards';
 
@@ -51,14 +50,13 @@ export function invalid(problems: Problem[]): ValidationError {
  */
 export class ImportDashboard {
   readonly #rt: Runtime;
-  readonly #names: ManifestNames;
+  readonly #manifests: NewManifests;
   readonly #authz: Authorizer;
 
   constructor(opts: { runtime: Runtime }) {
     this.#rt = opts.runtime;
     this.#authz = new Authorizer({ db: opts.runtime.db });
-    const rt = opts.runtime;
-    this.#names = new ManifestNames({ kind: 'Dashboard', dir: DASHBOARDS_DIR, locks: rt.locks, status: rt.reconciler.status, writer: rt.writer });
+    this.#manifests = new NewManifests({ runtime: opts.runtime, kind: 'Dashboard', dir: DASHBOARDS_DIR, fallbackName: 'dashboard' });
   }
 
   /** Validates `body` and returns the spec with its defaults, or throws ValidationError / ForbiddenError. */
@@ -81,29 +79,27 @@ export class ImportDashboard {
   /** What an import would create, writing nothing. */
   async plan(body: unknown, caller: Principal): Promise<ImportPlan> {
     const spec = this.check(body, caller);
-    const name = await this.#names.peek(slugify(spec.name, 'dashboard'));
     const sections = buildSections(sectionsOf(spec)).map((s) => ({ ...s, experimentId: NEW_ID }));
-    return { dryRun: true, manifest: this.#names.relPath(name), facadeId: NEW_ID, experiments: importSummary(sections) };
+    return { dryRun: true, manifest: await this.#manifests.peek(spec.name), facadeId: NEW_ID, experiments: importSummary(sections) };
   }
 
   async run(body: unknown, caller: Principal): Promise<ImportResult> {
     this.check(body, caller);
     const spec = body as Rec & { name: string };
-    const base = slugify(spec.name, 'dashboard');
-    const name = await this.#names.reserve(base);
-    const manifest: Manifest = { apiVersion: 'bi.controller/v1', kind: 'Dashboard', metadata: { name }, spec };
-    let applied = false;
-    try {
-      const result = await this.#rt.submitter.submit({ relPath: this.#names.relPath(name), manifest, caller, message: `import dashboard ${spec.name}` });
-      if (result.phase === 'Invalid') throw new ValidationError([], result.message);
-      if (result.phase !== 'Synced') throw new ApplyFailedError(result);
-      const facadeId = String(result.resourceIds.facadeId);
-      const view = readDashboard(this.#rt.db, facadeId);
-      if (!view) throw new ApplyFailedError(result, `apply: facade ${facadeId} was not stored`);
-      applied = true;
-      return { facadeId, experiments: importSummary(view.sections) };
-    } finally {
-      this.#names.release(base, name, !applied);
-    }
+    return this.#manifests.submit({
+      displayName: spec.name,
+      kind: 'Dashboard',
+      spec,
+      caller,
+      message: `import dashboard ${spec.name}`,
+      accept: (result) => {
+        if (result.phase === 'Invalid') throw new ValidationError([], result.message);
+        if (result.phase !== 'Synced') throw new ApplyFailedError(result);
+        const facadeId = String(result.resourceIds.facadeId);
+        const view = readDashboard(this.#rt.db, facadeId);
+        if (!view) throw new ApplyFailedError(result, `apply: facade ${facadeId} was not stored`);
+        return { facadeId, experiments: importSummary(view.sections) };
+      },
+    });
   }
 }

@@ -6,20 +6,13 @@ import { readPipeline, type PipelineView } from '../kinds/pipeline/store.ts';
 import type { PipelineSpec } from '../kinds/pipeline/types.ts';
 import { validatePipelinePayload } from '../kinds/pipeline/validate.ts';
 import type { Runtime } from '../runtime.ts';
-import type { Manifest } from '../types.ts';
-import { ManifestNames } from '../writers/names.ts';
-import { slugify } from '../writers/paths.ts';
 import type { Principal } from '../auth/principal.ts';
+import { NewManifests } from './new-manifest.ts';
 
 const PIPELINES_DIR = 'pipelines';
 
 /** DESIGN.md: a pipeline whose connections belong to no single client is for admins only. */
 export const ADMIN_ONLY_PIPELINE = 'A pipeline must use the connections of one of your clients; other pipelines are for admins only';
-
-/** Base of the manifest name: the slug of the display name, short enough for a `-<n>` suffix. */
-function baseName(displayName: string): string {
-  return slugify(displayName, 'pipeline').slice(0, 100);
-}
 
 /** What a dry run shows: the steps the import would create, with no IDs yet. */
 export interface PipelinePlan {
@@ -37,14 +30,13 @@ export interface PipelinePlan {
  */
 export class ImportPipeline {
   readonly #rt: Runtime;
-  readonly #names: ManifestNames;
+  readonly #manifests: NewManifests;
   readonly #authz: Authorizer;
 
   constructor(opts: { runtime: Runtime }) {
     this.#rt = opts.runtime;
     this.#authz = new Authorizer({ db: opts.runtime.db });
-    const rt = opts.runtime;
-    this.#names = new ManifestNames({ kind: 'Pipeline', dir: PIPELINES_DIR, locks: rt.locks, status: rt.reconciler.status, writer: rt.writer });
+    this.#manifests = new NewManifests({ runtime: opts.runtime, kind: 'Pipeline', dir: PIPELINES_DIR, fallbackName: 'pipeline' });
   }
 
   /**
@@ -79,20 +71,20 @@ export class ImportPipeline {
 
   async run(body: unknown, caller: Principal): Promise<PipelineView> {
     const spec = this.check(body, caller);
-    const base = baseName(spec.name);
-    const name = await this.#names.reserve(base);
-    const manifest: Manifest = { apiVersion: 'bi.controller/v1', kind: 'Pipeline', metadata: { name }, spec: body as Record<string, unknown> };
-    let applied = false;
-    try {
-      const result = await this.#rt.submitter.submit({ relPath: this.#names.relPath(name), manifest, caller, message: `import pipeline ${spec.name}` });
-      if (result.phase === 'Invalid') throw new ValidationError([], result.message);
-      const pipelineId = result.resourceIds.pipelineId;
-      const view = result.phase === 'Synced' && typeof pipelineId === 'string' ? readPipeline(this.#rt.db, pipelineId, this.#rt.clock()) : undefined;
-      if (!view) throw new ApplyFailedError(result, result.message || `pipeline ${spec.name} was not applied`);
-      applied = true;
-      return view;
-    } finally {
-      this.#names.release(base, name, !applied);
-    }
+    return this.#manifests.submit({
+      displayName: spec.name,
+      kind: 'Pipeline',
+      // The manifest keeps the payload as sent: defaults are applied again on every load.
+      spec: body as Record<string, unknown>,
+      caller,
+      message: `import pipeline ${spec.name}`,
+      accept: (result) => {
+        if (result.phase === 'Invalid') throw new ValidationError([], result.message);
+        const pipelineId = result.resourceIds.pipelineId;
+        const view = result.phase === 'Synced' && typeof pipelineId === 'string' ? readPipeline(this.#rt.db, pipelineId, this.#rt.clock()) : undefined;
+        if (!view) throw new ApplyFailedError(result, result.message || `pipeline ${spec.name} was not applied`);
+        return view;
+      },
+    });
   }
 }

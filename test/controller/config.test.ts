@@ -15,6 +15,16 @@ describe('loadConfig', () => {
       logLevel: 'info',
       trustProxy: false,
       git: undefined,
+      pipelineFilesDir: resolve('data/pipeline-files'),
+      pipelineEgress: [],
+    });
+  });
+
+  it('reads the pipeline settings: files folder (default beside the store) and the egress allow-list', () => {
+    expect(loadConfig({ BI_DB_PATH: '/srv/d/x.sqlite' }).pipelineFilesDir).toBe('/srv/d/pipeline-files');
+    expect(loadConfig({ BI_PIPELINE_FILES_DIR: '/srv/in', BI_PIPELINE_EGRESS: ' api.example.com, db.internal:5432 ,' })).toMatchObject({
+      pipelineFilesDir: '/srv/in',
+      pipelineEgress: ['api.example.com', 'db.internal:5432'],
     });
   });
 
