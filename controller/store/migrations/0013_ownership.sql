@@ -20,6 +20,10 @@ UPDATE facades SET owner_client_id = COALESCE(client_id,
   (SELECT client_id FROM vdms v WHERE v.vdm_id = facades.vdm_id));
 CREATE INDEX facades_owner ON facades(owner_client_id);
 
+-- Experiments belong to their facade's client (stored too, so a read by experiment ID needs no join).
+ALTER TABLE experiments ADD COLUMN owner_client_id TEXT;
+UPDATE experiments SET owner_client_id = (SELECT owner_client_id FROM facades f WHERE f.facade_id = experiments.facade_id);
+
 -- Pipelines: the one owner of their connections (source, destination, step overrides); NULL
 -- when they use connections of different clients (admins only).
 ALTER TABLE pipelines ADD COLUMN owner_client_id TEXT;
@@ -66,4 +70,9 @@ CREATE TRIGGER facades_owner AFTER INSERT ON facades WHEN NEW.owner_client_id IS
     (SELECT owner_client_id FROM connections k WHERE k.connection_id = NEW.connection_id AND k.shared = 0),
     (SELECT client_id FROM vdms v WHERE v.vdm_id = NEW.vdm_id))
   WHERE facade_id = NEW.facade_id;
+END;
+
+CREATE TRIGGER experiments_owner AFTER INSERT ON experiments BEGIN
+  UPDATE experiments SET owner_client_id = (SELECT owner_client_id FROM facades f WHERE f.facade_id = NEW.facade_id)
+  WHERE experiment_id = NEW.experiment_id;
 END;

@@ -26,6 +26,7 @@ describe('migration 0013: ownership inferred from what exists', () => {
     facade.run('F2026A00001', 'onboarded', 'ACME', 'D2026A00001', null, at, at);
     facade.run('F2026A00002', 'standalone', null, 'D2026A00002', null, at, at);
     facade.run('F2026A00003', 'on an unowned connection, by its VDM', null, 'D2026A00003', 'V2026A00001', at, at);
+    db.prepare("INSERT INTO experiments (experiment_id, facade_id, section, position, created_at, updated_at) VALUES ('E2026A00001', 'F2026A00001', 's', 0, ?, ?)").run(at, at);
     const pipeline = db.prepare('INSERT INTO pipelines (pipeline_id, name, source, destination, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)');
     const ends = (s: string, d: string) => [JSON.stringify({ connectionId: s }), JSON.stringify({ connectionId: d })];
     pipeline.run('DP-1', 'acme', ...ends('D2026A00001', 'D2026A00001'), at, at);
@@ -38,6 +39,8 @@ describe('migration 0013: ownership inferred from what exists', () => {
     const owners = (sql: string) => Object.fromEntries((db.prepare(sql).all() as { id: string; owner: string | null }[]).map((r) => [r.id, r.owner]));
     expect(owners('SELECT connection_id AS id, owner_client_id AS owner FROM connections')).toEqual({ D2026A00001: 'ACME', D2026A00002: 'GLOBEX', D2026A00003: null });
     expect(owners('SELECT facade_id AS id, owner_client_id AS owner FROM facades')).toEqual({ F2026A00001: 'ACME', F2026A00002: 'GLOBEX', F2026A00003: 'GLOBEX' });
+    db.prepare("INSERT INTO experiments (experiment_id, facade_id, section, position, created_at, updated_at) VALUES ('E2026A00009', 'F2026A00002', 's', 0, ?, ?)").run(at, at);
+    expect(owners('SELECT experiment_id AS id, owner_client_id AS owner FROM experiments')).toEqual({ E2026A00001: 'ACME', E2026A00009: 'GLOBEX' });
     expect(owners('SELECT pipeline_id AS id, owner_client_id AS owner FROM pipelines')).toEqual({ 'DP-1': 'ACME', 'DP-2': null, 'DP-3': null, 'DP-4': null });
     expect(db.prepare("SELECT value FROM counters WHERE name = 'users.generation'").get()).toEqual({ value: 0 });
   });
