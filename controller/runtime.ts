@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
+import { AuthService, authSettingsOf, type AuthSettings } from './auth/service.ts';
 import { realScheduler, systemClock, type Scheduler } from './clock.ts';
 import type { Config } from './config.ts';
 import { defaultAppliers } from './kinds/index.ts';
@@ -9,7 +10,11 @@ import { KeyedMutex } from './mutex.ts';
 import { Reconciler } from './reconciler/reconciler.ts';
 import type { PlanEntry, SyncReport } from './reconciler/types.ts';
 import { WriterLock } from './git/lock.ts';
-import { GitRepo } from './git/repo.ts';
+import { gitMessage, GitRepo, isNonFastForward } from './git/repo.ts';
+import { ControllerMetrics } from './metrics/metrics.ts';
+import type { RunOutcome } from './metrics/runs.ts';
+import { Notifications } from './notify/notifications.ts';
+import { NetworkEgressPolicy } from './runs/engine/egress.ts';
 import { DirectorySource } from './sources/directory.ts';
 import { GitSource } from './sources/git.ts';
 import { openStore, type Store } from './store/db.ts';
@@ -31,6 +36,8 @@ export interface RuntimeOptions {
   writer?: ManifestWriter;
   /** Waits between git push attempts (tests resolve at once). */
   sleep?: (ms: number) => Promise<void>;
+  /** Authentication settings over those of the configuration (tests: a cheap password hash). */
+  auth?: Partial<AuthSettings>;
 }
 
 /** Where git mode keeps its working clone: one folder per repository URL under the data folder. */
@@ -60,6 +67,12 @@ export class Runtime {
   readonly log: Logger;
   /** Serializes API writes per object (`Client/ACME`). */
   readonly locks = new KeyedMutex();
+  /** The `bi_` metrics of `GET /metrics`. */
+  readonly metrics: ControllerMetrics;
+  /** Notifier manifests' dispatcher and delivery queue. */
+  readonly notifications: Notifications;
+  /** Users, sessions and API keys, with the key cache and limiters every route shares; flushed at shutdown. */
+  readonly auth: AuthService;
   readonly #shutdown: ShutdownHook[] = [];
   #stopped = false;
   /** API writes in flight: stop() lets them finish before the store closes. */
@@ -71,6 +84,8 @@ export class Runtime {
     this.log = opts.log ?? silentLogger();
     this.db = openStore(opts.config.dbPath);
     this.schemas = new SchemaRegistry();
+    this.auth = new AuthService({ db: this.db, clock: this.clock, log: this.log, settings: { ...authSettingsOf(opts.config.auth), ...opts.auth } });
+    this.onShutdown(() => this.auth.close());
     const git = opts.source ? undefined : this.#gitParts(opts);
     this.source =
       opts.source ??
@@ -94,7 +109,32 @@ export class Runtime {
     });
     source.connect(this.reconciler);
     this.submitter = new ManifestSubmitter({ writer: this.writer, reconciler: this.reconciler, track: (fn) => this.track(fn) });
+    this.notifications = new Notifications({
+      db: this.db,
+      status: this.reconciler.status.list(),
+      clock: this.clock,
+      scheduler: opts.scheduler,
+      random: opts.random,
+      log: this.log,
+      // The pipelines' egress rules without their allow-list (BI_PIPELINE_EGRESS is for pipelines).
+      egress: new NetworkEgressPolicy({ listen: { host: opts.config.host, port: opts.config.port } }),
+      onAttempt: (d, result) => this.metrics.notifications.inc({ notifier: d.notifier, event: d.event, result }),
+    });
+    this.metrics = new ControllerMetrics({ db: this.db, queue: () => this.reconciler.queueStats, notificationDepth: () => this.notifications.depth });
+    // Registered first, so it runs last at shutdown: deliveries in flight finish before the store closes.
+    // A receiver that hangs delays the stop by 2 s at most (its attempt's own timeout is 10 s).
+    this.onShutdown(async () => {
+      await Promise.race([this.notifications.idle(), new Promise<void>((resolve) => setTimeout(resolve, 2000).unref())]);
+      this.notifications.stop();
+    });
     this.reconciler.on('event', (e) => {
+      // Observers never fail a reconcile: the Recorder emits inside the loop.
+      try {
+        this.metrics.observeReconcile(e);
+        this.notifications.onReconcileEvent(e);
+      } catch (err) {
+        this.log.error({ err: (err as Error).message, key: e.key }, 'observing an event failed');
+      }
       if (e.type === 'step') this.log.debug({ key: e.key, step: e.step }, 'step');
       else if (e.type === 'prune-blocked') this.log.warn({ key: e.key, message: e.message }, 'prune-blocked');
       else if (e.phase === 'Failed' || e.phase === 'Invalid') this.log.warn({ key: e.key, phase: e.phase, reason: e.reason, message: e.message }, 'phase');
@@ -113,6 +153,11 @@ export class Runtime {
       url: git.url,
       branch: git.branch,
       committer: { name: git.authorName, email: git.authorEmail },
+      observe: (op, seconds, error) => {
+        this.metrics.observeGit(op, seconds, error);
+        // A push the remote refused because it moved is the normal race, resolved by rebasing.
+        if (error === undefined || !isNonFastForward(error)) this.notifications.onGit(op, git.branch, error === undefined ? undefined : gitMessage(error));
+      },
     });
     const lock = new WriterLock();
     const source = new GitSource({
@@ -153,6 +198,12 @@ export class Runtime {
   /** What a sync would change (bictl diff), changing nothing. */
   async plan(): Promise<PlanEntry[]> {
     return this.reconciler.plan(await this.source.snapshot());
+  }
+
+  /** A pipeline run finished: the run lifecycle calls this once per run (metrics and notifications). */
+  runFinished(run: RunOutcome): void {
+    this.metrics.observe(run);
+    this.notifications.onRun(run);
   }
 
   onShutdown(hook: ShutdownHook): void {

@@ -1,5 +1,5 @@
-import type { Database } from 'better-sqlite3';
 import type { SourceBatch, SourceFile, SourceSink, SyncReport } from './reconciler/types.ts';
+import type { Store } from './store/db.ts';
 import type { IdAllocator } from './store/ids.ts';
 
 /** The envelope every manifest file carries; `spec` is the kind's own shape. */
@@ -34,7 +34,7 @@ export type Clock = () => Date;
 
 /** What an applier gets for one reconcile of one manifest; it runs inside ONE transaction. */
 export interface ApplyContext<S = Record<string, unknown>> {
-  db: Database;
+  db: Store;
   ids: IdAllocator;
   now: Date;
   key: string;
@@ -48,7 +48,7 @@ export interface ApplyContext<S = Record<string, unknown>> {
 }
 
 export interface PruneContext {
-  db: Database;
+  db: Store;
   now: Date;
   key: string;
   name: string;
@@ -57,7 +57,7 @@ export interface PruneContext {
 }
 
 export interface FailureContext<S = Record<string, unknown>> {
-  db: Database;
+  db: Store;
   now: Date;
   key: string;
   manifest: Manifest<S>;
@@ -80,7 +80,7 @@ export interface Applier<S = Record<string, unknown>> {
   /** Rules beyond the JSON Schema that need no store; run before apply and by `bictl validate`. */
   lint?(manifest: Manifest<S>): Problem[];
   /** Checks that need the store (references); run before apply and by dry runs. */
-  check?(db: Database, manifest: Manifest<S>): Problem[];
+  check?(db: Store, manifest: Manifest<S>): Problem[];
 }
 
 /** Status of one manifest as the API and `bictl status` show it. */

@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
-import { authFor } from '../../controller/auth/runtime-auth.ts';
-import { matchesHash } from '../../controller/auth/secrets.ts';
+import { matchesHash } from '../../controller/auth/tokens.ts';
 import { ADMIN_REQUIRED, effectiveTenants } from '../../controller/authz/index.ts';
 import { SESSION_COOKIE, readCookie } from './cookies.ts';
 import './types.ts';
@@ -17,6 +16,14 @@ export function presentedApiKey(req: FastifyRequest): string | undefined {
   return value?.trim() || undefined;
 }
 
+/** An API-key refusal's error text → the reason label of `bi_auth_refusals_total`. */
+const KEY_REFUSALS = {
+  'API key required': 'missing',
+  'Invalid API key': 'invalid',
+  'API key expired': 'expired',
+  'Rate limit exceeded': 'rate_limited',
+} as const;
+
 /**
  * preHandler for API-key endpoints (A): `Authorization: Bearer <key>` or `x-api-key: <key>`.
  * Sets `req.principal`; answers 401 {error:'API key required' | 'Invalid API key' | 'API key expired'},
@@ -24,16 +31,20 @@ export function presentedApiKey(req: FastifyRequest): string | undefined {
  */
 export function requireApiKey(app: FastifyInstance): preHandlerAsyncHookHandler {
   return guard(async (req, reply) => {
-    const auth = authFor(app.runtime);
+    const auth = app.runtime.auth;
     const result = auth.authenticateKey(presentedApiKey(req));
     if (!result.ok) {
+      app.runtime.metrics.authRefused({ method: 'api_key', reason: KEY_REFUSALS[result.error] });
       if (result.status === 429) void reply.header('retry-after', String(result.retryAfterSeconds));
       return reply.status(result.status).send({ error: result.error });
     }
     const { key } = result;
     // The key is cached; its user's rights are not: a disabled or deleted user's key dies now.
     const rights = auth.rights.of(key.userId);
-    if (!rights) return reply.status(401).send({ error: 'Invalid API key' });
+    if (!rights) {
+      app.runtime.metrics.authRefused({ method: 'api_key', reason: KEY_REFUSALS['Invalid API key'] });
+      return reply.status(401).send({ error: 'Invalid API key' });
+    }
     const clientScope = key.clientId ?? undefined;
     req.principal = {
       userId: key.userId,
@@ -67,24 +78,32 @@ export interface SessionGuardOptions {
 export function requireSession(app: FastifyInstance, opts: SessionGuardOptions = {}): preHandlerAsyncHookHandler {
   const checkCsrf = opts.csrf ?? true;
   return guard(async (req, reply) => {
-    const auth = authFor(app.runtime);
+    const auth = app.runtime.auth;
     const sessionId = readCookie(req, SESSION_COOKIE);
     const session = sessionId ? auth.sessions.find(sessionId) : undefined;
+    const refuse = (reason: 'missing' | 'csrf' | 'forbidden' | 'role') => app.runtime.metrics.authRefused({ method: 'session', reason });
+    // The user's current rights, not the session's: a disabled or deleted user's session dies now.
     const rights = session && auth.rights.of(session.userId);
-    if (!session || !rights) return reply.status(401).send({ success: false, error: 'Session required' });
+    if (!session || !rights) {
+      refuse('missing');
+      return reply.status(401).send({ success: false, error: 'Session required' });
+    }
     if (checkCsrf) {
       const header = req.headers.ctn;
       const query = opts.csrfFromQuery ? (req.query as Record<string, unknown> | undefined)?.ctn : undefined;
       const presented = (Array.isArray(header) ? header[0] : header) ?? (typeof query === 'string' ? query : undefined);
       if (!presented || !matchesHash(presented, session.csrfHash)) {
+        refuse('csrf');
         return reply.status(403).send({ success: false, error: 'Invalid CSRF token' });
       }
     }
     const params = req.params as Record<string, string | undefined> | undefined;
     if (params?.userId !== undefined && params.userId !== session.userId) {
+      refuse('forbidden');
       return reply.status(403).send({ success: false, error: 'Forbidden' });
     }
     if (opts.role === 'admin' && rights.role !== 'admin') {
+      refuse('role');
       return reply.status(403).send({ success: false, error: ADMIN_REQUIRED });
     }
     req.principal = { userId: session.userId, username: session.username, role: rights.role, via: 'session', tenants: effectiveTenants(rights, undefined, 'session') };

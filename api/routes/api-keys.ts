@@ -1,12 +1,11 @@
 import type { FastifyInstance } from 'fastify';
-import { authFor } from '../../controller/auth/runtime-auth.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../controller/errors.ts';
+import { isClientId } from '../../controller/kinds/client/rules.ts';
 import type { Problem } from '../../controller/types.ts';
 import { requireSession } from '../auth/guards.ts';
 import { ADMIN_REQUIRED, Authorizer } from '../../controller/authz/index.ts';
 import { principalOf } from '../auth/principal.ts';
 
-const CLIENT_ID = /^[A-Z0-9][A-Z0-9_-]{0,63}$/;
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
 interface CreateKeyBody {
@@ -42,7 +41,7 @@ export function parseCreateKey(body: unknown, now: Date): CreateKeyBody {
   }
   if (typeof b.clientId === 'string' && b.clientId) {
     const clientId = b.clientId.trim().toUpperCase();
-    if (!CLIENT_ID.test(clientId)) problems.push({ path: 'clientId', message: 'must be 1 to 64 letters, digits, "_" or "-"' });
+    if (!isClientId(clientId)) problems.push({ path: 'clientId', message: 'must be 1 to 64 letters, digits, "_" or "-"' });
     else out.clientId = clientId;
   }
   if (problems.length) throw new ValidationError(problems);
@@ -59,7 +58,7 @@ export default async function apiKeyRoutes(app: FastifyInstance): Promise<void> 
 
   app.post<{ Params: { userId: string } }>('/v1/api-keys/:userId', { preHandler: session }, async (req, reply) => {
     const me = principalOf(req);
-    const auth = authFor(app.runtime);
+    const auth = app.runtime.auth;
     const body = parseCreateKey(req.body, app.runtime.clock());
     const target = body.targetUserId ?? me.userId;
     if (!authz.can(me, 'admin', { kind: 'user', userId: target })) throw new ForbiddenError(ADMIN_REQUIRED);
@@ -75,7 +74,7 @@ export default async function apiKeyRoutes(app: FastifyInstance): Promise<void> 
 
   app.delete<{ Params: { userId: string; keyId: string } }>('/v1/api-keys/:userId/:keyId', { preHandler: session }, async (req) => {
     const me = principalOf(req);
-    const auth = authFor(app.runtime);
+    const auth = app.runtime.auth;
     const key = auth.keys.get(req.params.keyId);
     if (!key || !authz.can(me, 'admin', { kind: 'user', userId: key.userId })) throw new NotFoundError(`API key ${req.params.keyId} not found`);
     auth.revokeKey(key.keyId);
@@ -85,6 +84,6 @@ export default async function apiKeyRoutes(app: FastifyInstance): Promise<void> 
 
   app.get<{ Params: { userId: string } }>('/v1/api-keys/:userId', { preHandler: session }, async (req) => {
     const me = principalOf(req);
-    return { success: true, keys: authFor(app.runtime).listKeys(me.userId) };
+    return { success: true, keys: app.runtime.auth.listKeys(me.userId) };
   });
 }

@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { authFor } from '../../controller/auth/runtime-auth.ts';
 import type { RotatedTokens } from '../../controller/auth/sessions.ts';
 import { ValidationError } from '../../controller/errors.ts';
 import type { Problem } from '../../controller/types.ts';
@@ -52,8 +51,9 @@ function clearCookies(req: FastifyRequest, reply: FastifyReply): void {
 export default async function authRoutes(app: FastifyInstance): Promise<void> {
   app.post('/v1/auth/login', { config: PUBLIC_ROUTE }, async (req, reply) => {
     const { username, password } = loginBody(req.body);
-    const result = await authFor(app.runtime).login(username, password, req.ip);
+    const result = await app.runtime.auth.login(username, password, req.ip);
     if (!result.ok) {
+      app.runtime.metrics.authRefused({ method: 'login', reason: result.status === 429 ? 'rate_limited' : 'bad_credentials' });
       if (result.status === 429) {
         return reply
           .status(429)
@@ -71,7 +71,7 @@ export default async function authRoutes(app: FastifyInstance): Promise<void> {
 
   app.post('/v1/auth/refresh', { config: PUBLIC_ROUTE }, async (req, reply) => {
     const refreshToken = readCookie(req, REFRESH_COOKIE);
-    const result = refreshToken ? authFor(app.runtime).sessions.refresh(refreshToken) : undefined;
+    const result = refreshToken ? app.runtime.auth.sessions.refresh(refreshToken) : undefined;
     if (!result?.ok) {
       if (result?.reason === 'reused') req.log.warn('refresh token reused: session revoked');
       clearCookies(req, reply);
@@ -83,7 +83,7 @@ export default async function authRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.post('/v1/auth/logout', { config: PUBLIC_ROUTE }, async (req, reply) => {
-    authFor(app.runtime).sessions.revoke({ sessionId: readCookie(req, SESSION_COOKIE), refreshToken: readCookie(req, REFRESH_COOKIE) });
+    app.runtime.auth.sessions.revoke({ sessionId: readCookie(req, SESSION_COOKIE), refreshToken: readCookie(req, REFRESH_COOKIE) });
     clearCookies(req, reply);
     return { success: true };
   });

@@ -5,6 +5,7 @@ import chartTypes from './chart-types.ts';
 import clients from './clients.ts';
 import dashboards from './dashboards.ts';
 import health from './health.ts';
+import observability from './observability.ts';
 import dashboardImport from './dashboard-import.ts';
 import onboard from './onboard.ts';
 import openapi from './openapi.ts';
@@ -16,6 +17,8 @@ import users from './users.ts';
 
 /** Every route module, registered in this order by buildApp. */
 export const routes: ((app: FastifyInstance) => Promise<void>)[] = [
+  // First: its request-timing hook covers every route registered after it.
+  observability,
   health,
   auth,
   apiKeys,

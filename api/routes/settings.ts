@@ -3,6 +3,7 @@ import { readClient } from '../../controller/kinds/client/registry.ts';
 import { DEFAULT_TEST_TIMEOUT_MS, testConnection, type ConnectionTarget } from '../../controller/connections/test-connection.ts';
 import { NotFoundError, ValidationError } from '../../controller/errors.ts';
 import type { ConnectionSpec } from '../../controller/kinds/connection/applier.ts';
+import { VENDORS } from '../../controller/generated/schema-constants.ts';
 import { SecretStore } from '../../controller/secrets/store.ts';
 import { isIdOf } from '../../controller/store/ids.ts';
 import type { Problem } from '../../controller/types.ts';
@@ -13,7 +14,6 @@ import { Authorizer } from '../../controller/authz/index.ts';
 
 /** The settings UI's own endpoints (S, admin unless noted); everything else it calls is the public API. */
 
-const VENDORS = ['SNOWFLAKE', 'POSTGRESQL'] as const;
 const TEXT_FIELDS = ['name', 'description', 'accountUrl', 'host', 'warehouse', 'database', 'schema', 'username'] as const;
 const MAX_TEXT = 512;
 

@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import { authFor } from '../../controller/auth/runtime-auth.ts';
 import { checkClientIds, type Role, type UserView } from '../../controller/auth/users.ts';
 import { NotFoundError, ValidationError } from '../../controller/errors.ts';
 import type { Problem } from '../../controller/types.ts';
@@ -45,7 +44,7 @@ const view = (u: UserView) => ({ userId: u.userId, username: u.username, role: u
 export default async function userRoutes(app: FastifyInstance): Promise<void> {
   const admin = { preHandler: requireSession(app, { role: 'admin' }) };
 
-  app.get('/v1/bi/admin/users/:userId', admin, async () => ({ success: true, users: authFor(app.runtime).users.views().map(view) }));
+  app.get('/v1/bi/admin/users/:userId', admin, async () => ({ success: true, users: app.runtime.auth.users.views().map(view) }));
 
   app.post('/v1/bi/admin/users/:userId', admin, async (req, reply) => {
     const b = objectBody(req.body);
@@ -56,7 +55,7 @@ export default async function userRoutes(app: FastifyInstance): Promise<void> {
     const role = readRole(b.role, problems, true);
     const clients = readClients(b.clients, problems);
     if (problems.length) throw new ValidationError(problems);
-    const auth = authFor(app.runtime);
+    const auth = app.runtime.auth;
     const user = await auth.users.create({ username: b.username as string, password: b.password as string, role: role as Role, cost: auth.settings.passwordCost });
     if (clients?.length) auth.users.grant(user.userId, clients, principalOf(req).userId);
     req.log.info({ userId: user.userId, role, by: principalOf(req).userId }, 'user created');
@@ -70,7 +69,7 @@ export default async function userRoutes(app: FastifyInstance): Promise<void> {
     const clients = readClients(b.clients, problems);
     if (b.disabled !== undefined && typeof b.disabled !== 'boolean') problems.push({ path: 'disabled', message: 'disabled must be boolean' });
     if (problems.length) throw new ValidationError(problems);
-    const users = authFor(app.runtime).users;
+    const users = app.runtime.auth.users;
     const target = req.params.targetUserId;
     if (!users.get(target)) throw new NotFoundError(`User ${target} not found`);
     users.update(target, { role, disabled: b.disabled as boolean | undefined });

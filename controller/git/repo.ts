@@ -14,7 +14,12 @@ export interface GitRepoOptions {
   committer: GitIdentity;
   /** Longest a single git process may stay silent before it is killed. */
   timeoutMs?: number;
+  /** Told how each fetch and push went (metrics, notifications); must not throw. */
+  observe?: GitObserver;
 }
+
+/** One network operation with the remote: which, how long it took, and its error if it failed. */
+export type GitObserver = (op: 'fetch' | 'push', seconds: number, error?: unknown) => void;
 
 export interface TreeChange {
   changed: string[];
@@ -43,6 +48,7 @@ export class GitRepo {
   readonly branch: string;
   readonly #committer: GitIdentity;
   readonly #timeoutMs: number;
+  readonly #observe: GitObserver | undefined;
   #git: SimpleGit | undefined;
   #ensured = false;
 
@@ -52,6 +58,26 @@ export class GitRepo {
     this.branch = opts.branch;
     this.#committer = opts.committer;
     this.#timeoutMs = opts.timeoutMs ?? 120_000;
+    this.#observe = opts.observe;
+  }
+
+  async #observed<T>(op: 'fetch' | 'push', run: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    const tell = (error?: unknown) => {
+      try {
+        this.#observe?.(op, (performance.now() - started) / 1000, error);
+      } catch {
+        // An observer's fault never changes the outcome of a git operation.
+      }
+    };
+    try {
+      const out = await run();
+      tell();
+      return out;
+    } catch (err) {
+      tell(err);
+      throw err;
+    }
   }
 
   get remoteRef(): string {
@@ -96,6 +122,10 @@ export class GitRepo {
 
   /** Fetches the remote; the branch's remote head, or null when the branch does not exist there yet. */
   async fetch(): Promise<string | null> {
+    return this.#observed('fetch', () => this.#fetch());
+  }
+
+  async #fetch(): Promise<string | null> {
     await this.#raw(['fetch', '--quiet', '--prune', 'origin', `+refs/heads/${this.branch}:${this.remoteRef}`]).catch(async (err: unknown) => {
       // An empty remote or one without the branch is not an error: there is nothing to sync yet.
       if (/couldn't find remote ref/i.test(String((err as Error).message))) {
@@ -181,7 +211,7 @@ export class GitRepo {
 
   /** Pushes the branch, never forced. Throws on refusal (see isNonFastForward). */
   async push(): Promise<void> {
-    await this.#raw(['push', '--quiet', '--porcelain', 'origin', `HEAD:refs/heads/${this.branch}`]);
+    await this.#observed('push', () => this.#raw(['push', '--quiet', '--porcelain', 'origin', `HEAD:refs/heads/${this.branch}`]));
   }
 
   /** Replays the local commits onto the fetched remote head; false (and aborted) on conflict. */

@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import { extname } from 'node:path';
 import { parseDocument } from 'yaml';
+import { sha256 } from '../hash.ts';
 import type { Manifest, Problem } from '../types.ts';
 import type { SchemaRegistry } from './validator.ts';
 
@@ -19,9 +19,8 @@ export function manifestKey(kind: string, name: string): string {
   return `${kind}/${name}`;
 }
 
-export function sha256(data: string | Buffer): string {
-  return createHash('sha256').update(data).digest('hex');
-}
+/** Content hashes are SHA-256 (re-exported for the reconciler, which imports it from here). */
+export { sha256 };
 
 export type LoadResult =
   | { ok: true; path: string; hash: string; key: string; manifest: Manifest }

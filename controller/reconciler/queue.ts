@@ -11,6 +11,8 @@ export interface WorkQueueOptions<K, R extends Retryable> {
   /** Keys processed at the same time (never the same key twice). */
   concurrency?: number;
   scheduler?: Scheduler;
+  /** Monotonic milliseconds (how long a run has been going); performance.now by default. */
+  now?: () => number;
 }
 
 interface Deferred<R> {
@@ -30,6 +32,9 @@ export class WorkQueue<K, R extends Retryable> {
   readonly #order: K[] = [];
   readonly #queued = new Set<K>();
   readonly #running = new Set<K>();
+  /** When each running key started (monotonic ms): the longest-running item, for metrics. */
+  readonly #startedAt = new Map<K, number>();
+  readonly #now: () => number;
   readonly #dirty = new Set<K>();
   readonly #nextRun = new Map<K, Deferred<R>[]>();
   readonly #timers = new Map<K, Cancel>();
@@ -40,6 +45,7 @@ export class WorkQueue<K, R extends Retryable> {
     this.#process = opts.process;
     this.#concurrency = Math.max(1, opts.concurrency ?? 4);
     this.#scheduler = opts.scheduler ?? realScheduler;
+    this.#now = opts.now ?? (() => performance.now());
   }
 
   add(key: K): Promise<R | undefined> {
@@ -80,6 +86,23 @@ export class WorkQueue<K, R extends Retryable> {
     return this.#queued.size + this.#running.size;
   }
 
+  /** Keys waiting for a worker (not yet running). */
+  get depth(): number {
+    return this.#queued.size;
+  }
+
+  /** Keys being processed now. */
+  get running(): number {
+    return this.#running.size;
+  }
+
+  /** How long the oldest run in flight has been going, in ms (0 when none is). */
+  get longestRunningMs(): number {
+    let oldest = Infinity;
+    for (const at of this.#startedAt.values()) oldest = Math.min(oldest, at);
+    return oldest === Infinity ? 0 : this.#now() - oldest;
+  }
+
   /** Resolves when nothing is queued or running (scheduled retries do not count). */
   idle(): Promise<void> {
     if (this.size === 0) return Promise.resolve();
@@ -97,6 +120,7 @@ export class WorkQueue<K, R extends Retryable> {
       const key = this.#order.shift() as K;
       this.#queued.delete(key);
       this.#running.add(key);
+      this.#startedAt.set(key, this.#now());
       const waiters = this.#nextRun.get(key) ?? [];
       this.#nextRun.delete(key);
       void this.#run(key, waiters);
@@ -114,6 +138,7 @@ export class WorkQueue<K, R extends Retryable> {
       // process() reports its own failures; the queue only guarantees progress.
     } finally {
       this.#running.delete(key);
+      this.#startedAt.delete(key);
       waiters.forEach((d) => d.resolve(result));
       if (this.#dirty.delete(key) && !this.#stopped) {
         this.#queued.add(key);

@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { Store } from '../store/db.ts';
 import { boundMessage, formatProblem, StepError } from '../errors.ts';
 import type { IdAllocator } from '../store/ids.ts';
 import { ACTOR_ANNOTATION, type Applier, type Clock, type Manifest } from '../types.ts';
@@ -15,7 +15,7 @@ export interface KeyOutcome {
 }
 
 export interface KeyReconcilerOptions {
-  db: Database;
+  db: Store;
   ids: IdAllocator;
   appliers: ReadonlyMap<string, Applier>;
   clock: Clock;

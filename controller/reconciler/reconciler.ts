@@ -113,6 +113,11 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
     return [...this.#appliers.values()].sort((a, b) => a.order - b.order).map((a) => a.kind);
   }
 
+  /** The work queue's load: keys waiting, keys running, and how long the oldest run has been going. */
+  get queueStats(): { depth: number; running: number; longestRunningMs: number } {
+    return { depth: this.#queue.depth, running: this.#queue.running, longestRunningMs: this.#queue.longestRunningMs };
+  }
+
   /** True once the first full sync has finished. */
   get ready(): boolean {
     return this.#ready;
@@ -316,6 +321,7 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
 
   /** One run of one key: decide, reconcile, record. Never throws. */
   async #process(key: string): Promise<ReconcileResult> {
+    const started = performance.now();
     try {
       const outcome = this.#reconcile(key);
       this.#storeFailures.delete(key);
@@ -323,7 +329,7 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
         const row = this.status.get(key);
         return row ? resultOf(row) : stoppedResult(key);
       }
-      this.#recorder.record(outcome.result, outcome.facts);
+      this.#recorder.record(outcome.result, { ...outcome.facts, durationMs: performance.now() - started });
       return outcome.result;
     } catch (err) {
       // The store itself failed (locked, full, read-only): not even the failure could be recorded.

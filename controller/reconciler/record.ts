@@ -15,6 +15,8 @@ export interface RecordFacts {
   actor?: string;
   /** A result that changes nothing visible (an unchanged key run again): no event. */
   quiet?: boolean;
+  /** How long the run took (carried on the event, for the duration metric). */
+  durationMs?: number;
 }
 
 export interface RecorderOptions {
@@ -73,6 +75,7 @@ export class Recorder {
         message: row.message,
         revision: row.lastAttemptedRevision,
         at: now.toISOString(),
+        ...(facts.durationMs !== undefined ? { durationMs: facts.durationMs } : {}),
       });
     }
     return row;

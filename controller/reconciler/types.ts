@@ -83,6 +83,8 @@ export interface PhaseEvent extends EventBase {
   reason: Reason | null;
   message: string;
   revision: string | null;
+  /** How long the run that produced this result took (absent for results no run produced). */
+  durationMs?: number;
 }
 
 /** An apply step started (the UI's live progress). */

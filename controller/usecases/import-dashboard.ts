@@ -10,6 +10,7 @@ import type { Principal } from '../auth/principal.ts';
 import { ForbiddenError } from '../errors.ts';
 import { Authorizer, ownerOfDashboard, withinTenants } from '../authz/index.ts';
 import { NewManifests } from './new-manifest.ts';
+import { isPlainObject } from '../objects.ts';
 
 export const DASHBOARDS_DIR = 'dashboards';
 
@@ -28,7 +29,6 @@ export interface ImportPlan extends ImportResult {
 }
 
 type Rec = Record<string, unknown>;
-const isRec = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Every problem of a payload that needs no store: schema, then the semantic rules. */
 export function payloadProblems(schemas: SchemaRegistry, spec: Rec): Problem[] {
@@ -61,7 +61,7 @@ export class ImportDashboard {
 
   /** Validates `body` and returns the spec with its defaults, or throws ValidationError / ForbiddenError. */
   check(body: unknown, caller: Principal): DashboardSpec {
-    if (!isRec(body)) throw invalid([{ path: '', message: 'Request body must be a JSON object' }]);
+    if (!isPlainObject(body)) throw invalid([{ path: '', message: 'Request body must be a JSON object' }]);
     const spec = structuredClone(body);
     const problems = payloadProblems(this.#rt.schemas, spec);
     if (problems.length) throw invalid(problems);

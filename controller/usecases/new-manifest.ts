@@ -1,7 +1,7 @@
 import type { ReconcileResult } from '../reconciler/types.ts';
 import type { Runtime } from '../runtime.ts';
 import type { Manifest } from '../types.ts';
-import { ManifestNames } from '../writers/names.ts';
+import { ManifestNames } from '../writers/free-names.ts';
 import { slugify } from '../writers/paths.ts';
 import type { Principal } from '../auth/principal.ts';
 

@@ -1,7 +1,6 @@
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authFor } from '../../controller/auth/runtime-auth.ts';
 import { createTestUser, createUserWithKey, loginAs, type TestKey, type TestSession } from '../helpers/auth.ts';
 import { makeTestApp, manifest, type TestApp } from '../helpers/runtime.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -302,6 +301,11 @@ function routeTable(): Record<string, RouteEntry> {
         },
       },
     },
+    'GET /metrics': { auth: 'public', cases: none(() => ({ method: 'GET', url: '/metrics' }), same({ status: 200 })) },
+    'GET /v1/reconciler/notifiers': {
+      auth: 'S-admin',
+      cases: none(() => ({ method: 'GET', url: '/v1/reconciler/notifiers' }), same({ status: 200, check: (j) => expect(Array.isArray(j.notifiers)).toBe(true) })),
+    },
     'GET /openapi.json': { auth: 'public', cases: none(() => ({ method: 'GET', url: '/openapi.json' }), same({ status: 200 })) },
     'GET /docs': { auth: 'public', cases: none(() => ({ method: 'GET', url: '/docs' }), same({ status: 200 })) },
     'GET /': { auth: 'public', cases: none(() => ({ method: 'GET', url: '/' }), same({ status: 302 })) },
@@ -314,7 +318,7 @@ function routeTable(): Record<string, RouteEntry> {
 let created = 0;
 let lastOther = '';
 function freshKey(userId: string): string {
-  return authFor(t.rt).createKey({ userId, label: 'spare', clientId: 'ACME', createdBy: userId }).keyId;
+  return t.rt.auth.createKey({ userId, label: 'spare', clientId: 'ACME', createdBy: userId }).keyId;
 }
 
 /** What the authentication layer answers before any object is looked at, or undefined to go on. */
@@ -373,7 +377,7 @@ describe('authorization matrix: every route × every caller × own / other / sha
     for (const name of ['acme', 'globex', 'mixed'] as const) {
       ids[`${name}Pipeline`] = one('SELECT pipeline_id FROM pipelines WHERE manifest_key = ?', `Pipeline/${name}`);
     }
-    const auth = authFor(t.rt);
+    const auth = t.rt.auth;
     const session = (s: TestSession, principal: Principal): Caller => ({ principal, userId: s.userId, headers: s.headers });
     const key = (k: TestKey, principal: Principal): Caller => ({ principal, userId: k.userId, headers: k.headers });
     const root = await loginAs(t, { username: 'root', role: 'admin' });

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { authFor } from '../../controller/auth/runtime-auth.ts';
 import type { ScryptCost } from '../../controller/auth/passwords.ts';
 import type { TestApp, TestRuntime } from './runtime.ts';
 
@@ -36,7 +35,7 @@ export async function createTestUser(
   t: TestRuntime,
   opts: { role?: 'admin' | 'member'; username?: string; password?: string; clients?: string[] } = {},
 ): Promise<TestUser & { password: string }> {
-  const auth = authFor(t.rt);
+  const auth = t.rt.auth;
   const grant = (userId: string) => opts.clients?.length && auth.users.grant(userId, opts.clients, 'test');
   const username = opts.username ?? `user${++seq}-${randomBytes(3).toString('hex')}`;
   const memo = `${t.rt.config.dbPath}|${username.toLowerCase()}`;
@@ -61,7 +60,7 @@ export async function createTestUser(
 export async function createUserWithKey(t: TestApp | TestRuntime, opts: { role?: 'admin' | 'member'; clientId?: string; username?: string } = {}): Promise<TestKey> {
   // A member's key is within their grants (DESIGN.md): its client is granted with it.
   const user = await createTestUser(t, { ...opts, clients: opts.role === 'member' && opts.clientId ? [opts.clientId.toUpperCase()] : undefined });
-  const key = authFor(t.rt).createKey({ userId: user.userId, label: 'test key', clientId: opts.clientId?.toUpperCase(), createdBy: user.userId });
+  const key = t.rt.auth.createKey({ userId: user.userId, label: 'test key', clientId: opts.clientId?.toUpperCase(), createdBy: user.userId });
   return {
     userId: user.userId,
     username: user.username,

@@ -1,5 +1,6 @@
-import type { Database } from 'better-sqlite3';
+import type { Store } from '../../store/db.ts';
 import { formatProblem, StepError } from '../../errors.ts';
+import { manifestKey } from '../../manifest/loader.ts';
 import { IdAllocator } from '../../store/ids.ts';
 import type { Applier, Manifest } from '../../types.ts';
 import { sectionName, vdmName } from './rules.ts';
@@ -32,9 +33,9 @@ class DryRunRollback extends Error {
  * Runs the Client applier against the store inside a transaction that is always rolled back:
  * the dry run fails exactly where the real onboarding would, and changes nothing.
  */
-export function planOnboarding(opts: { db: Database; applier: Applier<ClientSpec>; manifest: Manifest<ClientSpec>; actor: string; now: Date }): PlanResult {
+export function planOnboarding(opts: { db: Store; applier: Applier<ClientSpec>; manifest: Manifest<ClientSpec>; actor: string; now: Date }): PlanResult {
   const { db, applier, manifest, now } = opts;
-  const key = `Client/${manifest.metadata.name}`;
+  const key = manifestKey('Client', manifest.metadata.name);
   const problems = applier.check?.(db, manifest) ?? [];
   if (problems.length) return { ok: false, error: new StepError('validate', problems.map(formatProblem).join('; ')) };
   const ids = new IdAllocator({ db, clock: () => now });

@@ -1,4 +1,5 @@
 import type { SourceType } from '../../kinds/pipeline/types.ts';
+import { isPlainObject } from '../../objects.ts';
 import type { Batch, ConnectionResolver, EgressPolicy, LogLevel, Row, RunStep } from '../types.ts';
 
 /** What a step may do while it runs: refuse rows, log, see the cancel signal. */
@@ -72,7 +73,8 @@ export interface RunScope {
 /** A step's configuration error (bad params): fails the step with this message. */
 export class StepConfigError extends Error {}
 
-export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** The one plain-object check, under the name the steps use. */
+export const isObject = isPlainObject;
 
 /** A value as a reason shows it: JSON, cut to 80 characters. */
 export function show(value: unknown): string {

@@ -1,4 +1,3 @@
-import { authFor } from '../../../controller/auth/runtime-auth.ts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestUser, loginAs } from '../../helpers/auth.ts';
 import type { TestApp } from '../../helpers/runtime.ts';
@@ -21,7 +20,7 @@ describe('requireSession (S endpoints)', () => {
 
   it('a disabled user\'s session answers 401 Session required at once; a demoted admin loses admin routes at once', async () => {
     t = await makeAuthApp();
-    const auth = authFor(t.rt);
+    const auth = t.rt.auth;
     const s = await loginAs(t, { role: 'admin', username: 'ada' });
     await loginAs(t, { role: 'admin', username: 'bob' });
     expect((await get(`/probe/admin/${s.userId}`, s.headers)).statusCode).toBe(200);

@@ -1,4 +1,3 @@
-import { authFor } from '../../../controller/auth/runtime-auth.ts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createUserWithKey, loginAs, type TestKey, type TestSession } from '../../helpers/auth.ts';
 import { makeTestApp, type TestApp } from '../../helpers/runtime.ts';
@@ -196,7 +195,7 @@ describe('client registry: listing, single read, export', () => {
       const res = await get(`/v1/bi/admin/clients${path}/${member.userId}`, member.headers);
       expect([res.statusCode, res.json()], path).toEqual([404, { success: false, error: 'Client ACME not found' }]);
     }
-    authFor(t.rt).users.grant(member.userId, ['ACME'], 'test');
+    t.rt.auth.users.grant(member.userId, ['ACME'], 'test');
     expect((await get(`/v1/bi/admin/clients/${member.userId}`, member.headers)).json().data.map((c: { clientId: string }) => c.clientId)).toEqual(['ACME']);
     for (const path of ['/ACME', '/ACME/export']) expect((await get(`/v1/bi/admin/clients${path}/${member.userId}`, member.headers)).statusCode, path).toBe(200);
     expect((await get(`/v1/bi/admin/clients/${admin.userId}`, {})).statusCode).toBe(401);

@@ -95,7 +95,7 @@ describe('reconciler routes (directory mode)', () => {
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({
       success: false,
-      error: 'kind must be one of CoreModel, Connection, Client, Dashboard, Pipeline; phase must be one of Pending, Synced, Failed, Invalid, Pruned',
+      error: 'kind must be one of CoreModel, Connection, Notifier, Client, Dashboard, Pipeline; phase must be one of Pending, Synced, Failed, Invalid, Pruned',
     });
   });
 
@@ -198,6 +198,7 @@ describe('reconciler routes (directory mode)', () => {
       message: '',
       revision: null,
       at: '2026-03-01T10:00:00.000Z',
+      durationMs: expect.any(Number) as unknown,
     });
     expect(events.some((e) => e.type === 'step' && e.key === 'CoreModel/extra')).toBe(true);
 

@@ -135,4 +135,34 @@ describe('backoffDelay', () => {
     expect(backoffDelay(3, DEFAULT_BACKOFF, () => 1)).toBe(3200);
     expect(backoffDelay(3, DEFAULT_BACKOFF, () => 0.5)).toBe(3600);
   });
+
+  it('reports its depth, the keys running and how long the oldest run has been going', async () => {
+    let now = 1000;
+    const gates = new Map<string, () => void>();
+    const q = new WorkQueue<string, { retryAfterMs: null }>({
+      concurrency: 2,
+      now: () => now,
+      process: (key) =>
+        new Promise((resolve) => {
+          gates.set(key, () => resolve({ retryAfterMs: null }));
+        }),
+    });
+    expect([q.depth, q.running, q.longestRunningMs]).toEqual([0, 0, 0]);
+    const a = q.add('a');
+    now = 1500;
+    const b = q.add('b');
+    const c = q.add('c');
+    now = 4000;
+    expect([q.depth, q.running, q.longestRunningMs]).toEqual([1, 2, 3000]);
+    gates.get('a')?.();
+    await a;
+    await Promise.resolve();
+    expect([q.depth, q.running, q.longestRunningMs]).toEqual([0, 2, 2500]);
+    gates.get('b')?.();
+    await b;
+    gates.get('c')?.();
+    await c;
+    await q.idle();
+    expect([q.depth, q.running, q.longestRunningMs]).toEqual([0, 0, 0]);
+  });
 });

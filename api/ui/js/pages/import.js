@@ -1,9 +1,9 @@
 import { field, h, notice, render } from '../dom.js';
 import { clientSteps, resultPanel, runOnboarding } from '../onboarding.js';
 import { Progress } from '../progress.js';
+import { isClientId } from '../schema-rules.js';
 
 const MAX_BYTES = 1024 * 1024;
-const CLIENT_ID = /^[A-Z0-9][A-Z0-9_-]{0,63}$/;
 const CONNECTION_ID = /^D\d{4}A\d{5}$/;
 
 /** Import: an exported onboarding package file → onboarding, with live progress and the outcome. */
@@ -69,7 +69,7 @@ export function importPage() {
     e.preventDefault();
     if (!pkg) return;
     const clientId = asId.value.trim().toUpperCase();
-    if (!CLIENT_ID.test(clientId)) return render(resultBox, notice('bad', 'Client ID: use letters, digits, "_" or "-".'));
+    if (!isClientId(clientId)) return render(resultBox, notice('bad', 'Client ID: use letters, digits, "_" or "-".'));
     const connectionId = asConnection.value.trim();
     if (!CONNECTION_ID.test(connectionId)) return render(resultBox, notice('bad', 'Data source: enter a connection ID of the shape D####A#####.'));
     if (isCopy() && connectionId === String(pkg.connectionId ?? '')) {
