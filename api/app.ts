@@ -4,6 +4,7 @@ import type { Runtime } from '../controller/runtime.ts';
 import { ValidationError } from '../controller/errors.ts';
 import { errorHandler, notFoundHandler } from './errors.ts';
 import { routes } from './routes/index.ts';
+import { assertAuthDeclared } from './auth/guards.ts';
 
 export interface AppOptions {
   runtime: Runtime;
@@ -49,6 +50,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const registered: { method: string; url: string }[] = [];
   app.decorate('registeredRoutes', registered);
   app.addHook('onRoute', (r) => {
+    assertAuthDeclared(r);
     for (const method of [r.method].flat()) if (method !== 'HEAD') registered.push({ method, url: r.url });
   });
   app.setErrorHandler(errorHandler);

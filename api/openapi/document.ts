@@ -131,6 +131,19 @@ export function buildOpenApi(schemas: SchemaRegistry, version: string): Json {
     '/v1/bi/admin/clients/{clientId}/audit/{userId}': {
       get: op({ summary: "A client's onboarding audit and its manifest's reconcile status", auth: 'S', params: [pathParam('clientId'), userId], ok: [200], errors: { 404: errorBody } }),
     },
+    '/v1/bi/admin/users/{userId}': {
+      get: op({ summary: 'Users with role, granted clients and state (admin)', auth: 'S', params: [userId], ok: [200] }),
+      post: op({ summary: 'Create a user {username, password, role, clients?} (admin)', auth: 'S', params: [userId], ok: [201], errors: { 400: errorBody, 409: errorBody } }),
+    },
+    '/v1/bi/admin/users/{targetUserId}/{userId}': {
+      patch: op({
+        summary: 'Change role, granted clients or disabled (admin); the last admin cannot be demoted or disabled (409)',
+        auth: 'S',
+        params: [pathParam('targetUserId'), userId],
+        ok: [200],
+        errors: { 400: errorBody, 404: errorBody, 409: errorBody },
+      }),
+    },
     '/v1/reconciler/status': { get: op({ summary: 'Per-manifest reconcile status', auth: 'S', ok: [200] }) },
     '/v1/reconciler/sync': { post: op({ summary: 'Sync now', auth: 'S', ok: [200] }) },
     '/v1/reconciler/events': { get: op({ summary: 'Server-sent reconcile events', auth: 'S', ok: [200] }) },

@@ -4,7 +4,7 @@ import { ValidationError } from '../../controller/errors.ts';
 import type { Problem } from '../../controller/types.ts';
 import { ACCESS_COOKIE, REFRESH_COOKIE, REFRESH_PATH, SESSION_COOKIE, isHttps, readCookie, serializeCookie, setCookies } from '../auth/cookies.ts';
 import { principalOf } from '../auth/principal.ts';
-import { requireSession } from '../auth/guards.ts';
+import { PUBLIC_ROUTE, requireSession } from '../auth/guards.ts';
 
 const INVALID_LOGIN = { success: false, error: 'Invalid username or password' } as const;
 const SESSION_REQUIRED = { success: false, error: 'Session required' } as const;
@@ -49,7 +49,7 @@ function clearCookies(req: FastifyRequest, reply: FastifyReply): void {
  * refresh (rotates ATN, RTN and the CSRF token), logout (revoked in the store).
  */
 export default async function authRoutes(app: FastifyInstance): Promise<void> {
-  app.post('/v1/auth/login', async (req, reply) => {
+  app.post('/v1/auth/login', { config: PUBLIC_ROUTE }, async (req, reply) => {
     const { username, password } = loginBody(req.body);
     const result = await app.runtime.auth.login(username, password, req.ip);
     if (!result.ok) {
@@ -65,10 +65,11 @@ export default async function authRoutes(app: FastifyInstance): Promise<void> {
     }
     req.log.info({ userId: result.user.userId }, 'login');
     setCookies(reply, tokenCookies(req, result.tokens));
+    void reply.header('cache-control', 'no-store');
     return { success: true, userId: result.user.userId, csrfToken: result.tokens.csrfToken };
   });
 
-  app.post('/v1/auth/refresh', async (req, reply) => {
+  app.post('/v1/auth/refresh', { config: PUBLIC_ROUTE }, async (req, reply) => {
     const refreshToken = readCookie(req, REFRESH_COOKIE);
     const result = refreshToken ? app.runtime.auth.sessions.refresh(refreshToken) : undefined;
     if (!result?.ok) {
@@ -77,10 +78,11 @@ export default async function authRoutes(app: FastifyInstance): Promise<void> {
       return reply.status(401).send(SESSION_REQUIRED);
     }
     setCookies(reply, tokenCookies(req, result.tokens));
+    void reply.header('cache-control', 'no-store');
     return { success: true, userId: result.userId, csrfToken: result.tokens.csrfToken };
   });
 
-  app.post('/v1/auth/logout', async (req, reply) => {
+  app.post('/v1/auth/logout', { config: PUBLIC_ROUTE }, async (req, reply) => {
     app.runtime.auth.sessions.revoke({ sessionId: readCookie(req, SESSION_COOKIE), refreshToken: readCookie(req, REFRESH_COOKIE) });
     clearCookies(req, reply);
     return { success: true };

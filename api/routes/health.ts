@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
+import { PUBLIC_ROUTE } from '../auth/guards.ts';
 
 export default async function healthRoutes(app: FastifyInstance): Promise<void> {
-  app.get('/healthz', async () => ({ status: 'ok' }));
-  app.get('/readyz', async (_req, reply) => {
+  app.get('/healthz', { config: PUBLIC_ROUTE }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { config: PUBLIC_ROUTE }, async (_req, reply) => {
     const r = app.runtime.reconciler;
     if (!r.ready) return reply.status(503).send({ status: 'starting', ready: false });
     return { status: 'ready', ready: true, ...(r.pruneBlocked ? { pruneBlocked: r.pruneBlocked.keys.length } : {}) };
