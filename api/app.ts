@@ -10,6 +10,7 @@ import { errorHandler, notFoundHandler } from './errors.ts';
 import { swaggerOptions } from './openapi/document.ts';
 import { responseSerializer } from './openapi/serializer.ts';
 import { routes } from './routes/index.ts';
+import { assertAuthDeclared } from './auth/guards.ts';
 
 export interface AppOptions {
   runtime: Runtime;
@@ -55,6 +56,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const registered: { method: string; url: string }[] = [];
   app.decorate('registeredRoutes', registered);
   app.addHook('onRoute', (r) => {
+    assertAuthDeclared(r);
     for (const method of [r.method].flat()) if (method !== 'HEAD') registered.push({ method, url: r.url });
   });
   app.setErrorHandler(errorHandler);

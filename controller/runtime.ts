@@ -20,6 +20,7 @@ import { GitSource } from './sources/git.ts';
 import { openStore, type Store } from './store/db.ts';
 import type { Applier, Clock, ManifestSource, ManifestWriter } from './types.ts';
 import { ManifestSubmitter } from './usecases/submit.ts';
+import { Authorizer } from './authz/index.ts';
 import { DirectoryWriter } from './writers/directory.ts';
 import { GitWriter } from './writers/git.ts';
 import { UnavailableError } from './errors.ts';
@@ -79,6 +80,8 @@ export class Runtime {
   readonly notifications: Notifications;
   /** Users, sessions and API keys, with the key cache and limiters every route shares; flushed at shutdown. */
   readonly auth: AuthService;
+  /** The one authorization module: "may principal P do action A on object O". */
+  readonly authz: Authorizer;
   readonly #shutdown: ShutdownHook[] = [];
   #stopped = false;
   /** API writes in flight: stop() lets them finish before the store closes. */
@@ -90,6 +93,7 @@ export class Runtime {
     this.log = opts.log ?? silentLogger();
     this.db = openStore(opts.config.dbPath);
     this.schemas = new SchemaRegistry();
+    this.authz = new Authorizer({ db: this.db });
     this.auth = new AuthService({ db: this.db, clock: this.clock, log: this.log, settings: { ...authSettingsOf(opts.config.auth), ...opts.auth } });
     this.onShutdown(() => this.auth.close());
     const git = opts.source ? undefined : this.#gitParts(opts);

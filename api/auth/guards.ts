@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { matchesHash } from '../../controller/auth/tokens.ts';
+import { ADMIN_REQUIRED, effectiveTenants } from '../../controller/authz/index.ts';
 import { SESSION_COOKIE, readCookie } from './cookies.ts';
 import './types.ts';
 
@@ -29,23 +30,32 @@ const KEY_REFUSALS = {
  * 429 {error:'Rate limit exceeded'} with Retry-After past the per-key limit.
  */
 export function requireApiKey(app: FastifyInstance): preHandlerAsyncHookHandler {
-  return async (req, reply) => {
-    const result = app.runtime.auth.authenticateKey(presentedApiKey(req));
+  return guard(async (req, reply) => {
+    const auth = app.runtime.auth;
+    const result = auth.authenticateKey(presentedApiKey(req));
     if (!result.ok) {
       app.runtime.metrics.authRefused({ method: 'api_key', reason: KEY_REFUSALS[result.error] });
       if (result.status === 429) void reply.header('retry-after', String(result.retryAfterSeconds));
       return reply.status(result.status).send({ error: result.error });
     }
     const { key } = result;
+    // The key is cached; its user's rights are not: a disabled or deleted user's key dies now.
+    const rights = auth.rights.of(key.userId);
+    if (!rights) {
+      app.runtime.metrics.authRefused({ method: 'api_key', reason: KEY_REFUSALS['Invalid API key'] });
+      return reply.status(401).send({ error: 'Invalid API key' });
+    }
+    const clientScope = key.clientId ?? undefined;
     req.principal = {
       userId: key.userId,
       username: key.username,
-      role: key.role,
+      role: rights.role,
       via: 'apiKey',
       keyId: key.keyId,
-      ...(key.clientId ? { clientScope: key.clientId } : {}),
+      ...(clientScope ? { clientScope } : {}),
+      tenants: effectiveTenants(rights, clientScope, 'apiKey'),
     };
-  };
+  });
 }
 
 export interface SessionGuardOptions {
@@ -67,11 +77,14 @@ export interface SessionGuardOptions {
  */
 export function requireSession(app: FastifyInstance, opts: SessionGuardOptions = {}): preHandlerAsyncHookHandler {
   const checkCsrf = opts.csrf ?? true;
-  return async (req, reply) => {
+  return guard(async (req, reply) => {
+    const auth = app.runtime.auth;
     const sessionId = readCookie(req, SESSION_COOKIE);
-    const session = sessionId ? app.runtime.auth.sessions.find(sessionId) : undefined;
+    const session = sessionId ? auth.sessions.find(sessionId) : undefined;
     const refuse = (reason: 'missing' | 'csrf' | 'forbidden' | 'role') => app.runtime.metrics.authRefused({ method: 'session', reason });
-    if (!session) {
+    // The user's current rights, not the session's: a disabled or deleted user's session dies now.
+    const rights = session && auth.rights.of(session.userId);
+    if (!session || !rights) {
       refuse('missing');
       return reply.status(401).send({ success: false, error: 'Session required' });
     }
@@ -89,10 +102,33 @@ export function requireSession(app: FastifyInstance, opts: SessionGuardOptions =
       refuse('forbidden');
       return reply.status(403).send({ success: false, error: 'Forbidden' });
     }
-    if (opts.role === 'admin' && session.role !== 'admin') {
+    if (opts.role === 'admin' && rights.role !== 'admin') {
       refuse('role');
-      return reply.status(403).send({ success: false, error: 'Admin role required' });
+      return reply.status(403).send({ success: false, error: ADMIN_REQUIRED });
     }
-    req.principal = { userId: session.userId, username: session.username, role: session.role, via: 'session' };
-  };
+    req.principal = { userId: session.userId, username: session.username, role: rights.role, via: 'session', tenants: effectiveTenants(rights, undefined, 'session') };
+  });
+}
+
+const guards = new WeakSet<object>();
+
+/** Marks a preHandler as an authentication guard (the route check at registration looks for one). */
+function guard(fn: preHandlerAsyncHookHandler): preHandlerAsyncHookHandler {
+  guards.add(fn);
+  return fn;
+}
+
+/** Route config of the routes anyone may call (health, login, the UI's files, the HMAC webhook). */
+export const PUBLIC_ROUTE = { access: 'public' as const };
+
+/**
+ * Every route declares who may call it: a guard from this module in its preHandler, or
+ * `config: PUBLIC_ROUTE`. Called for each route at registration (buildApp's onRoute hook), so
+ * a route added without a declaration stops the app from starting.
+ */
+export function assertAuthDeclared(route: { method: string | string[]; url: string; preHandler?: unknown; config?: unknown }): void {
+  const handlers = [route.preHandler].flat().filter((h): h is object => typeof h === 'function');
+  if (handlers.some((h) => guards.has(h))) return;
+  if ((route.config as { access?: string } | undefined)?.access === 'public') return;
+  throw new Error(`route ${[route.method].flat().join(',')} ${route.url} declares no authorization: add requireApiKey/requireSession as its preHandler, or config PUBLIC_ROUTE`);
 }

@@ -3,6 +3,7 @@ import { ForbiddenError, NotFoundError, ValidationError } from '../../controller
 import { isClientId } from '../../controller/kinds/client/rules.ts';
 import type { Problem } from '../../controller/types.ts';
 import { requireSession } from '../auth/guards.ts';
+import { ADMIN_REQUIRED, Authorizer } from '../../controller/authz/index.ts';
 import { principalOf } from '../auth/principal.ts';
 import { apiKeySchemas } from '../schemas/auth.ts';
 
@@ -48,29 +49,35 @@ export function parseCreateKey(body: unknown, now: Date): CreateKeyBody {
   return out as CreateKeyBody;
 }
 
+export const MEMBER_KEY_NEEDS_CLIENT = 'A member\'s API key must name one of their granted clients (clientId)';
+export const clientNotGranted = (clientId: string): string => `Client ${clientId} is not granted to this user`;
+
 /** API-key management (spec 4.7, 4.8, and the listing of DESIGN.md); every route is S with CTN. */
 export default async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
   const session = requireSession(app);
+  const authz = new Authorizer({ db: app.runtime.db });
 
   app.post<{ Params: { userId: string } }>('/v1/api-keys/:userId', { preHandler: session, schema: apiKeySchemas.create }, async (req, reply) => {
     const me = principalOf(req);
     const auth = app.runtime.auth;
     const body = parseCreateKey(req.body, app.runtime.clock());
     const target = body.targetUserId ?? me.userId;
-    if (target !== me.userId) {
-      if (me.role !== 'admin') throw new ForbiddenError('Admin role required');
-      if (!auth.users.get(target)) throw new NotFoundError(`User ${target} not found`);
-    }
+    if (!authz.can(me, 'admin', { kind: 'user', userId: target })) throw new ForbiddenError(ADMIN_REQUIRED);
+    const rights = auth.rights.of(target);
+    if (!rights) throw new NotFoundError(`User ${target} not found`);
+    // A member's key names one of their granted clients (a key never does more than its user).
+    if (rights.role === 'member' && !body.clientId) throw new ForbiddenError(MEMBER_KEY_NEEDS_CLIENT);
+    if (rights.role === 'member' && body.clientId && !rights.clients.includes(body.clientId)) throw new ForbiddenError(clientNotGranted(body.clientId));
     const key = auth.createKey({ userId: target, label: body.label, clientId: body.clientId, expiresAt: body.expiresAt, createdBy: me.userId });
     req.log.info({ keyId: key.keyId, userId: target, by: me.userId }, 'api key created');
-    return reply.status(201).send({ success: true, keyId: key.keyId, keyPrefix: key.keyPrefix, label: key.label, apiKey: key.apiKey });
+    return reply.status(201).header('cache-control', 'no-store').send({ success: true, keyId: key.keyId, keyPrefix: key.keyPrefix, label: key.label, apiKey: key.apiKey });
   });
 
   app.delete<{ Params: { userId: string; keyId: string } }>('/v1/api-keys/:userId/:keyId', { preHandler: session, schema: apiKeySchemas.revoke }, async (req) => {
     const me = principalOf(req);
     const auth = app.runtime.auth;
     const key = auth.keys.get(req.params.keyId);
-    if (!key || (key.userId !== me.userId && me.role !== 'admin')) throw new NotFoundError(`API key ${req.params.keyId} not found`);
+    if (!key || !authz.can(me, 'admin', { kind: 'user', userId: key.userId })) throw new NotFoundError(`API key ${req.params.keyId} not found`);
     auth.revokeKey(key.keyId);
     req.log.info({ keyId: key.keyId, by: me.userId }, 'api key revoked');
     return { success: true, keyId: key.keyId, revoked: true };

@@ -4,7 +4,7 @@ import { ValidationError } from '../../controller/errors.ts';
 import type { Problem } from '../../controller/types.ts';
 import { ACCESS_COOKIE, REFRESH_COOKIE, REFRESH_PATH, SESSION_COOKIE, isHttps, readCookie, serializeCookie, setCookies } from '../auth/cookies.ts';
 import { principalOf } from '../auth/principal.ts';
-import { requireSession } from '../auth/guards.ts';
+import { PUBLIC_ROUTE, requireSession } from '../auth/guards.ts';
 import { authSchemas } from '../schemas/auth.ts';
 
 const INVALID_LOGIN = { success: false, error: 'Invalid username or password' } as const;
@@ -50,7 +50,7 @@ function clearCookies(req: FastifyRequest, reply: FastifyReply): void {
  * refresh (rotates ATN, RTN and the CSRF token), logout (revoked in the store).
  */
 export default async function authRoutes(app: FastifyInstance): Promise<void> {
-  app.post('/v1/auth/login', { schema: authSchemas.login }, async (req, reply) => {
+  app.post('/v1/auth/login', { config: PUBLIC_ROUTE, schema: authSchemas.login }, async (req, reply) => {
     const { username, password } = loginBody(req.body);
     const result = await app.runtime.auth.login(username, password, req.ip);
     if (!result.ok) {
@@ -66,10 +66,11 @@ export default async function authRoutes(app: FastifyInstance): Promise<void> {
     }
     req.log.info({ userId: result.user.userId }, 'login');
     setCookies(reply, tokenCookies(req, result.tokens));
+    void reply.header('cache-control', 'no-store');
     return { success: true, userId: result.user.userId, csrfToken: result.tokens.csrfToken };
   });
 
-  app.post('/v1/auth/refresh', { schema: authSchemas.refresh }, async (req, reply) => {
+  app.post('/v1/auth/refresh', { config: PUBLIC_ROUTE, schema: authSchemas.refresh }, async (req, reply) => {
     const refreshToken = readCookie(req, REFRESH_COOKIE);
     const result = refreshToken ? app.runtime.auth.sessions.refresh(refreshToken) : undefined;
     if (!result?.ok) {
@@ -78,10 +79,11 @@ export default async function authRoutes(app: FastifyInstance): Promise<void> {
       return reply.status(401).send(SESSION_REQUIRED);
     }
     setCookies(reply, tokenCookies(req, result.tokens));
+    void reply.header('cache-control', 'no-store');
     return { success: true, userId: result.userId, csrfToken: result.tokens.csrfToken };
   });
 
-  app.post('/v1/auth/logout', { schema: authSchemas.logout }, async (req, reply) => {
+  app.post('/v1/auth/logout', { config: PUBLIC_ROUTE, schema: authSchemas.logout }, async (req, reply) => {
     app.runtime.auth.sessions.revoke({ sessionId: readCookie(req, SESSION_COOKIE), refreshToken: readCookie(req, REFRESH_COOKIE) });
     clearCookies(req, reply);
     return { success: true };

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { readClient } from '../../controller/kinds/client/registry.ts';
+import { Authorizer, dashboardOwner } from '../../controller/authz/index.ts';
 import { readDashboard } from '../../controller/kinds/dashboard/store.ts';
 import { NotFoundError } from '../../controller/errors.ts';
 import { requireApiKey } from '../auth/guards.ts';
@@ -8,14 +8,13 @@ import { dashboardSchemas } from '../schemas/dashboards.ts';
 
 /** The stored dashboard with its normalized charts; the `dashboard` object imports again as is. */
 export default async function routes(app: FastifyInstance): Promise<void> {
+  const authz = app.runtime.authz;
   app.get<{ Params: { facadeId: string } }>('/v1/sdk/dashboards/:facadeId', { preHandler: requireApiKey(app), schema: dashboardSchemas.read }, async (req) => {
     const { facadeId } = req.params;
-    const view = readDashboard(app.runtime.db, facadeId);
-    const scope = principalOf(req).clientScope;
-    const allowed =
-      view !== undefined &&
-      (!scope || readClient(app.runtime.db, scope)?.connection_id === view.dataSource.dbId);
-    if (!view || !allowed) throw new NotFoundError(`Dashboard ${facadeId} not found`);
-    return { success: true, dashboard: view };
+    // Outside the caller's tenants it answers exactly like an unknown ID.
+    const visible = authz.can(principalOf(req), 'read', { kind: 'dashboard', facadeId });
+    const view = visible ? readDashboard(app.runtime.db, facadeId) : undefined;
+    if (!view) throw new NotFoundError(`Dashboard ${facadeId} not found`);
+    return { success: true, owner: dashboardOwner(app.runtime.db, facadeId) ?? null, dashboard: view };
   });
 }

@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { healthSchemas } from '../schemas/health.ts';
+import { PUBLIC_ROUTE } from '../auth/guards.ts';
 
 export default async function healthRoutes(app: FastifyInstance): Promise<void> {
-  app.get('/healthz', { schema: healthSchemas.liveness }, async () => ({ status: 'ok' }));
-  app.get('/readyz', { schema: healthSchemas.readiness }, async (_req, reply) => {
+  app.get('/healthz', { config: PUBLIC_ROUTE, schema: healthSchemas.liveness }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { config: PUBLIC_ROUTE, schema: healthSchemas.readiness }, async (_req, reply) => {
     const r = app.runtime.reconciler;
     if (!r.ready) return reply.status(503).send({ status: 'starting', ready: false });
     return { status: 'ready', ready: true, ...(r.pruneBlocked ? { pruneBlocked: r.pruneBlocked.keys.length } : {}) };

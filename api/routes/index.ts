@@ -14,6 +14,7 @@ import pipelines from './pipelines.ts';
 import reconciler from './reconciler.ts';
 import settings from './settings.ts';
 import ui from './ui.ts';
+import users from './users.ts';
 
 /** Every route module, registered in this order by buildApp. */
 export const routes: ((app: FastifyInstance) => Promise<void>)[] = [
@@ -31,6 +32,7 @@ export const routes: ((app: FastifyInstance) => Promise<void>)[] = [
   pipelineRuns,
   reconciler,
   settings,
+  users,
   openapi,
   ui,
 ];

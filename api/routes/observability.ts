@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { matchesHash } from '../../controller/auth/tokens.ts';
 import { sha256 } from '../../controller/hash.ts';
-import { requireSession } from '../auth/guards.ts';
+import { PUBLIC_ROUTE, requireSession } from '../auth/guards.ts';
 import { observabilitySchemas } from '../schemas/observability.ts';
 
 /**
@@ -19,7 +19,8 @@ async function observabilityRoutes(app: FastifyInstance): Promise<void> {
     metrics.observeHttp(req.method, req.routeOptions.url, reply.statusCode, reply.elapsedTime / 1000);
   });
 
-  app.get('/metrics', { schema: observabilitySchemas.metrics }, async (req, reply) => {
+  // Public as far as sessions and keys go: its own bearer token (BI_METRICS_TOKEN) guards it.
+  app.get('/metrics', { config: PUBLIC_ROUTE, schema: observabilitySchemas.metrics }, async (req, reply) => {
     if (tokenHash) {
       const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
       if (!m || !matchesHash(m[1], tokenHash)) {

@@ -39,7 +39,7 @@ export default async function pipelineRunRoutes(app: FastifyInstance): Promise<v
   /** The pipeline of the path, when the caller may see it. */
   function visiblePipeline(req: FastifyRequest): string {
     const { pipelineId } = req.params as { pipelineId: string };
-    if (!pipelineVisibleTo(rt.db, caller(req), pipelineId)) throw new NotFoundError(`Pipeline ${pipelineId} not found`);
+    if (!pipelineVisibleTo(rt.db, rt.authz, caller(req), pipelineId)) throw new NotFoundError(`Pipeline ${pipelineId} not found`);
     return pipelineId;
   }
 
@@ -47,7 +47,7 @@ export default async function pipelineRunRoutes(app: FastifyInstance): Promise<v
   function visibleRun(req: FastifyRequest): RunView {
     const { runId } = req.params as { runId: string };
     const run = RunStore.isRunId(runId) ? rt.runs.store.get(runId) : undefined;
-    if (!run || !runVisibleTo(rt.db, caller(req), run.pipelineId)) throw new NotFoundError(`Run ${runId} not found`);
+    if (!run || !runVisibleTo(rt.db, rt.authz, caller(req), run.pipelineId)) throw new NotFoundError(`Run ${runId} not found`);
     return run;
   }
 

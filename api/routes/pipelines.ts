@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDryRun } from '../query.ts';
 import { NotFoundError } from '../../controller/errors.ts';
 import { readPipeline } from '../../controller/kinds/pipeline/store.ts';
+import { Authorizer, pipelineOwner } from '../../controller/authz/index.ts';
 import { ImportPipeline } from '../../controller/usecases/import-pipeline.ts';
 import { requireApiKey, requireSession } from '../auth/guards.ts';
 import { principalOf } from '../auth/principal.ts';
@@ -13,11 +14,12 @@ const messageErrors = { errorField: 'message' as const };
 /** Pipeline import (spec 4.4, its session variant) and the stored pipeline (DESIGN.md). */
 export default async function pipelineRoutes(app: FastifyInstance): Promise<void> {
   const importer = new ImportPipeline({ runtime: app.runtime });
+  const authz = new Authorizer({ db: app.runtime.db });
 
   async function importPipeline(req: FastifyRequest, reply: FastifyReply) {
     const caller = principalOf(req);
     if (isDryRun(req)) {
-      return reply.status(200).send({ success: true, dryRun: true, message: 'Pipeline is valid; nothing was written', data: importer.plan(req.body) });
+      return reply.status(200).send({ success: true, dryRun: true, message: 'Pipeline is valid; nothing was written', data: importer.plan(req.body, caller) });
     }
     const view = await importer.run(req.body, caller);
     return reply.status(201).send({
@@ -37,8 +39,10 @@ export default async function pipelineRoutes(app: FastifyInstance): Promise<void
 
   app.get('/v1/sdk/pipelines/:pipelineId', { preHandler: requireApiKey(app), config: messageErrors, schema: pipelineSchemas.read }, async (req, reply) => {
     const { pipelineId } = req.params as { pipelineId: string };
-    const view = readPipeline(app.runtime.db, pipelineId, app.runtime.clock());
+    // Outside the caller's tenants it answers exactly like an unknown ID.
+    const visible = authz.can(principalOf(req), 'read', { kind: 'pipeline', pipelineId });
+    const view = visible ? readPipeline(app.runtime.db, pipelineId, app.runtime.clock()) : undefined;
     if (!view) throw new NotFoundError(`Pipeline ${pipelineId} not found`);
-    return reply.status(200).send({ success: true, data: view });
+    return reply.status(200).send({ success: true, data: { ...view, owner: pipelineOwner(app.runtime.db, pipelineId) ?? null } });
   });
 }

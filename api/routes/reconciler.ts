@@ -4,6 +4,8 @@ import { parseStatusFilter } from '../../controller/reconciler/status-filter.ts'
 import type { StatusRecord } from '../../controller/reconciler/status.ts';
 import type { ReconcileEvent } from '../../controller/reconciler/types.ts';
 import { requireSession } from '../auth/guards.ts';
+import { principalOf } from '../auth/principal.ts';
+import { Authorizer } from '../../controller/authz/index.ts';
 import webhook from './reconciler-webhook.ts';
 import { reconcilerSchemas } from '../schemas/reconciler.ts';
 
@@ -39,6 +41,7 @@ export function statusItem(s: StatusRecord) {
  */
 export default async function reconcilerRoutes(app: FastifyInstance): Promise<void> {
   const streams = new Set<() => void>();
+  const authz = new Authorizer({ db: app.runtime.db });
   // Open event streams would keep the server from closing.
   app.addHook('preClose', async () => {
     for (const end of [...streams]) end();
@@ -48,6 +51,9 @@ export default async function reconcilerRoutes(app: FastifyInstance): Promise<vo
   // session cookie is SameSite=Strict.
   app.get('/v1/reconciler/events', { preHandler: requireSession(app, { csrfFromQuery: true }), schema: reconcilerSchemas.events }, async (req: FastifyRequest, reply: FastifyReply) => {
     const reconciler = app.runtime.reconciler;
+    const caller = principalOf(req);
+    // A member sees only the events of their clients' objects.
+    const mayRead = (e: ReconcileEvent) => authz.can(caller, 'read', { kind: 'manifest', key: e.key });
     reply.hijack();
     const res = reply.raw;
     res.writeHead(200, {
@@ -58,6 +64,7 @@ export default async function reconcilerRoutes(app: FastifyInstance): Promise<vo
     });
     res.write(': connected\n\n');
     const onEvent = (e: ReconcileEvent) => {
+      if (!mayRead(e)) return;
       res.write(`data: ${JSON.stringify(e)}\n\n`);
     };
     const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), HEARTBEAT_MS);
@@ -81,13 +88,17 @@ export default async function reconcilerRoutes(app: FastifyInstance): Promise<vo
   app.get<{ Querystring: StatusQuery }>('/v1/reconciler/status', { preHandler: requireSession(app), schema: reconcilerSchemas.status }, async (req) => {
     const rt = app.runtime;
     const filter = parseStatusFilter(req.query, rt.reconciler.kinds);
+    const caller = principalOf(req);
     const git = rt.gitSource;
     return {
       success: true,
       revision: git ? git.revision : null,
       ready: rt.reconciler.ready,
       pruneBlocked: rt.reconciler.pruneBlocked ?? null,
-      items: rt.reconciler.listStatus(filter).map(statusItem),
+      items: rt.reconciler
+        .listStatus(filter)
+        .filter((s) => authz.can(caller, 'read', { kind: 'manifest', key: s.key }))
+        .map(statusItem),
     };
   });
 

@@ -86,11 +86,12 @@ export default async function settings(app: FastifyInstance, opts: SettingsOptio
   const secrets = new SecretStore({ db: rt.db, secretKey: rt.config.secretKey, clock: rt.clock });
   const saveConnection = new SaveConnection({ runtime: rt, secrets });
   const admin = { preHandler: requireSession(app, { role: 'admin' }) };
+  const authz = rt.authz;
 
   // Any signed-in user: who am I and may I see settings (the UI hides them from members).
   app.get('/v1/settings/session/:userId', { preHandler: requireSession(app), schema: settingsSchemas.session }, async (req) => {
     const p = principalOf(req);
-    const isAdmin = p.role === 'admin';
+    const isAdmin = authz.can(p, 'admin', { kind: 'platform' });
     return {
       success: true,
       userId: p.userId,

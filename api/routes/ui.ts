@@ -3,6 +3,7 @@ import { extname, join, relative, sep } from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ROOT } from '../../controller/paths.ts';
 import { HIDDEN } from '../schemas/common.ts';
+import { PUBLIC_ROUTE } from '../auth/guards.ts';
 
 /** The settings UI: static HTML/CSS/JS from api/ui, no build step, no third-party origin. */
 
@@ -51,13 +52,13 @@ export default async function ui(app: FastifyInstance): Promise<void> {
   const send = (reply: FastifyReply, asset: Asset): FastifyReply => reply.headers(UI_SECURITY_HEADERS).type(asset.type).send(asset.body);
   const index = assets.get('index.html');
 
-  app.get('/', { schema: HIDDEN }, async (_req, reply) => reply.redirect('/ui/'));
-  app.get('/ui', { schema: HIDDEN }, async (_req, reply) => reply.redirect('/ui/'));
-  app.get('/ui/', { schema: HIDDEN }, async (_req, reply) => {
+  app.get('/', { config: PUBLIC_ROUTE, schema: HIDDEN }, async (_req, reply) => reply.redirect('/ui/'));
+  app.get('/ui', { config: PUBLIC_ROUTE, schema: HIDDEN }, async (_req, reply) => reply.redirect('/ui/'));
+  app.get('/ui/', { config: PUBLIC_ROUTE, schema: HIDDEN }, async (_req, reply) => {
     if (!index) return reply.status(404).send({ success: false, error: 'UI not installed' });
     return send(reply, index);
   });
-  app.get('/ui/*', { schema: HIDDEN }, async (req, reply) => {
+  app.get('/ui/*', { config: PUBLIC_ROUTE, schema: HIDDEN }, async (req, reply) => {
     const path = (req.params as { '*': string })['*'];
     const asset = assets.get(path);
     if (!asset) return reply.status(404).send({ success: false, error: `Route GET /ui/${path} not found` });

@@ -40,6 +40,8 @@ export const connectionManifest = (): ManifestObject =>
     schema: 'ANALYTICS',
     username: 'svc_bi',
     passwordEnv: 'ACME_WAREHOUSE_PASSWORD',
+    // Every benchmark client onboards onto this one warehouse: a shared platform connection.
+    shared: true,
   });
 
 /** The prerequisite manifests as files: relative path → YAML text. */

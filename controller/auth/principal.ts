@@ -7,4 +7,9 @@ export interface Principal {
   /** API key calls: the key's ID and its tenant scope (a clientId), when it has one. */
   keyId?: string;
   clientScope?: string;
+  /**
+   * The clients the caller may act for, evaluated on this request from the user's current role
+   * and grants ∩ the key's scope ('all': an admin not confined by a key). See controller/authz.
+   */
+  tenants?: 'all' | readonly string[];
 }

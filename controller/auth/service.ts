@@ -11,6 +11,7 @@ import { TokenBuckets, WindowCounter } from './rate-limit.ts';
 import { sha256 } from '../hash.ts';
 import { SessionStore, type SessionTokens, type SessionTtls } from './sessions.ts';
 import { UserStore, type User } from './users.ts';
+import { RightsCache } from '../authz/rights.ts';
 
 export interface LoginLimits {
   /** Failed logins allowed per username per window. */
@@ -81,6 +82,8 @@ export class AuthService {
   readonly users: UserStore;
   readonly keys: ApiKeyStore;
   readonly sessions: SessionStore;
+  /** Users' current role, grants and state, checked on every request (the key cache does not hold them). */
+  readonly rights: RightsCache;
   readonly settings: AuthSettings;
   readonly #clock: Clock;
   readonly #scheduler: Scheduler;
@@ -114,6 +117,7 @@ export class AuthService {
     this.users = new UserStore({ db: opts.db, clock: opts.clock });
     this.keys = new ApiKeyStore({ db: opts.db, clock: opts.clock });
     this.sessions = new SessionStore({ db: opts.db, clock: opts.clock, ttls: this.settings.sessionTtls });
+    this.rights = new RightsCache({ db: opts.db });
     this.#keyLimiter = new TokenBuckets({ ratePerSecond: this.settings.keyRateLimit, clock: opts.clock });
     const { login } = this.settings;
     this.#loginByIp = new WindowCounter({ limit: login.perIp, windowMs: login.windowMs, clock: opts.clock });
@@ -221,7 +225,8 @@ export class AuthService {
     }
     const cred = this.users.credentials(username);
     const matches = await this.#verify(password, cred?.passwordHash ?? (await this.#dummy()));
-    if (!cred || !matches) {
+    // A disabled user fails like a wrong password (after the same hash work).
+    if (!cred || !matches || cred.disabled) {
       this.#loginByIp.record(ip);
       this.#loginByName.record(nameKey);
       return { ok: false, status: 401 };

@@ -13,12 +13,27 @@ export interface User {
   createdAt: string;
 }
 
+/** A user as the users API and `bictl users list` show it: with grants and state. */
+export interface UserView extends User {
+  clients: string[];
+  disabled: boolean;
+}
+
 interface UserRow {
   user_id: string;
   username: string;
   role: Role;
   password_hash: string;
   created_at: string;
+  disabled_at: string | null;
+}
+
+export const LAST_ADMIN = 'The last admin cannot be demoted or disabled';
+const CLIENT_ID = /^[A-Z0-9][A-Z0-9_-]{0,63}$/;
+
+/** Problems with client IDs to grant (uppercased; empty when all are well-formed). */
+export function checkClientIds(ids: readonly string[], path = 'clients'): Problem[] {
+  return ids.flatMap((id, i) => (CLIENT_ID.test(id) ? [] : [{ path: `${path}/${i}`, message: `${path}/${i} must be 1 to 64 letters, digits, "_" or "-"` }]));
 }
 
 const USERNAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
@@ -78,9 +93,9 @@ export class UserStore {
   }
 
   /** The stored hash for a login check (never leaves the auth module). */
-  credentials(username: string): { user: User; passwordHash: string } | undefined {
+  credentials(username: string): { user: User; passwordHash: string; disabled: boolean } | undefined {
     const row = this.#db.prepare('SELECT * FROM users WHERE username = ?').get(username) as UserRow | undefined;
-    return row && { user: toUser(row), passwordHash: row.password_hash };
+    return row && { user: toUser(row), passwordHash: row.password_hash, disabled: row.disabled_at !== null };
   }
 
   list(): User[] {
@@ -89,5 +104,66 @@ export class UserStore {
 
   count(): number {
     return (this.#db.prepare('SELECT COUNT(*) AS n FROM users').get() as { n: number }).n;
+  }
+
+  /** The user with its grants and state, as the users API shows it. */
+  view(userId: string): UserView | undefined {
+    const row = this.#db.prepare('SELECT * FROM users WHERE user_id = ?').get(userId) as UserRow | undefined;
+    return row && { ...toUser(row), clients: this.clientsOf(row.user_id), disabled: row.disabled_at !== null };
+  }
+
+  views(): UserView[] {
+    return this.list().map((u) => this.view(u.userId) as UserView);
+  }
+
+  /** The clients granted to a member (an admin's grants are kept but an admin sees every client). */
+  clientsOf(userId: string): string[] {
+    return (this.#db.prepare('SELECT client_id FROM user_clients WHERE user_id = ? ORDER BY client_id').all(userId) as { client_id: string }[]).map((r) => r.client_id);
+  }
+
+  grant(userId: string, clientIds: readonly string[], by: string): void {
+    const insert = this.#db.prepare('INSERT OR IGNORE INTO user_clients (user_id, client_id, granted_at, granted_by) VALUES (?, ?, ?, ?)');
+    const at = this.#clock().toISOString();
+    this.#db.transaction(() => {
+      for (const id of clientIds) insert.run(userId, id, at, by);
+    })();
+  }
+
+  revokeGrant(userId: string, clientIds: readonly string[]): void {
+    const remove = this.#db.prepare('DELETE FROM user_clients WHERE user_id = ? AND client_id = ?');
+    this.#db.transaction(() => {
+      for (const id of clientIds) remove.run(userId, id);
+    })();
+  }
+
+  /** Replaces a user's grants with exactly `clientIds`. */
+  setClients(userId: string, clientIds: readonly string[], by: string): void {
+    this.#db.transaction(() => {
+      const wanted = new Set(clientIds);
+      const current = this.clientsOf(userId);
+      this.revokeGrant(userId, current.filter((c) => !wanted.has(c)));
+      this.grant(userId, [...wanted].filter((c) => !current.includes(c)), by);
+    })();
+  }
+
+  /**
+   * Changes role and/or disabled state in one transaction; refuses (ConflictError) to leave no
+   * enabled admin.
+   */
+  update(userId: string, change: { role?: Role; disabled?: boolean }): void {
+    this.#db.transaction(() => {
+      const row = this.#db.prepare('SELECT * FROM users WHERE user_id = ?').get(userId) as UserRow | undefined;
+      if (!row) return;
+      const role = change.role ?? row.role;
+      const disabledAt = change.disabled === undefined ? row.disabled_at : change.disabled ? (row.disabled_at ?? this.#clock().toISOString()) : null;
+      const wasActiveAdmin = row.role === 'admin' && row.disabled_at === null;
+      const staysActiveAdmin = role === 'admin' && disabledAt === null;
+      if (wasActiveAdmin && !staysActiveAdmin) {
+        const others = this.#db.prepare("SELECT COUNT(*) AS n FROM users WHERE role = 'admin' AND disabled_at IS NULL AND user_id <> ?").get(userId) as { n: number };
+        if (others.n === 0) throw new ConflictError(LAST_ADMIN);
+      }
+      if (role === row.role && disabledAt === row.disabled_at) return;
+      this.#db.prepare('UPDATE users SET role = ?, disabled_at = ?, updated_at = ? WHERE user_id = ?').run(role, disabledAt, this.#clock().toISOString(), userId);
+    })();
   }
 }

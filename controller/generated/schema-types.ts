@@ -245,6 +245,14 @@ export type Connection = {
    * Reference to a credential stored encrypted in the controller (settings UI).
    */
   secretRef?: string;
+  /**
+   * The client (tenant) that owns this connection; only it (and admins) may use it.
+   */
+  owner?: string;
+  /**
+   * A platform warehouse any tenant may use (excludes owner).
+   */
+  shared?: boolean;
 };
 /**
  * A core semantic model that client models inherit from.

@@ -1,13 +1,8 @@
 import type { Store } from '../store/db.ts';
 import { fromJson } from '../kinds/json.ts';
 import { readPipelineRow, readStepRows } from '../kinds/pipeline/store.ts';
-
-/** Who asks, as far as run access cares (the API's Principal fits). */
-export interface RunCaller {
-  role: 'admin' | 'member';
-  /** A key scoped to one client (tenant). */
-  clientScope?: string;
-}
+import type { Principal } from '../auth/principal.ts';
+import { isUnconfined, pipelineOwner, type Authorizer } from '../authz/index.ts';
 
 /** Every connection a pipeline references: source, destination and each step's (overrides and inherited). */
 export function pipelineConnections(db: Store, pipelineId: string): string[] | undefined {
@@ -24,31 +19,21 @@ export function pipelineConnections(db: Store, pipelineId: string): string[] | u
 }
 
 /**
- * The one tenancy check of the run routes (until the single authorization module of issue 13
- * replaces it): a key scoped to a client sees a pipeline only when every connection the
- * pipeline references is that client's connection; unscoped keys and sessions see all.
- * An unknown pipeline is not visible, so callers answer both alike (404).
+ * Runs belong to their pipeline's owner: a caller sees (and starts, cancels) the runs of a
+ * pipeline it may run — the one authorization module decides. An unknown pipeline is not
+ * visible, so callers answer both alike (404).
  */
-export function pipelineVisibleTo(db: Store, caller: RunCaller, pipelineId: string): boolean {
-  const connections = pipelineConnections(db, pipelineId);
-  if (!connections) return false;
-  if (!caller.clientScope) return true;
-  const own = db.prepare("SELECT connection_id FROM clients WHERE client_id = ? AND status = 'ACTIVE'").get(caller.clientScope) as
-    | { connection_id: string | null }
-    | undefined;
-  return !!own?.connection_id && connections.every((c) => c === own.connection_id);
+export function pipelineVisibleTo(db: Store, authz: Authorizer, caller: Principal, pipelineId: string): boolean {
+  return pipelineOwner(db, pipelineId) !== undefined && authz.can(caller, 'run', { kind: 'pipeline', pipelineId });
 }
 
-/** A run is visible with its pipeline; runs of a removed pipeline only to unscoped callers. */
-export function runVisibleTo(db: Store, caller: RunCaller, pipelineId: string): boolean {
-  if (pipelineVisibleTo(db, caller, pipelineId)) return true;
-  return !caller.clientScope && !readPipelineRow(db, pipelineId);
+/** A run is visible with its pipeline; runs of a removed pipeline only to unconfined callers (admins). */
+export function runVisibleTo(db: Store, authz: Authorizer, caller: Principal, pipelineId: string): boolean {
+  if (pipelineVisibleTo(db, authz, caller, pipelineId)) return true;
+  return isUnconfined(caller) && pipelineOwner(db, pipelineId) === undefined;
 }
 
-/** The client owning a pipeline: the one whose connection is every connection the pipeline references. */
+/** The client owning a pipeline (stored with it), for metrics and notifications. */
 export function pipelineClient(db: Store, pipelineId: string): string | undefined {
-  const connections = pipelineConnections(db, pipelineId);
-  if (!connections || connections.length === 0 || connections.some((c) => c !== connections[0])) return undefined;
-  const row = db.prepare("SELECT client_id FROM clients WHERE connection_id = ? AND status = 'ACTIVE'").all(connections[0]) as { client_id: string }[];
-  return row.length === 1 ? row[0].client_id : undefined;
+  return pipelineOwner(db, pipelineId) ?? undefined;
 }

@@ -3,16 +3,19 @@ import { buildSections } from '../kinds/dashboard/charts.ts';
 import { CHARTS_REQUIRED, checkDashboardReferences, sectionsOf, validateDashboard, type DashboardSpec } from '../kinds/dashboard/spec.ts';
 import { importSummary, readDashboard } from '../kinds/dashboard/store.ts';
 import { NEW_ID } from '../kinds/client/plan.ts';
-import { readClient } from '../kinds/client/registry.ts';
 import type { SchemaRegistry } from '../manifest/validator.ts';
 import type { Runtime } from '../runtime.ts';
 import type { Problem } from '../types.ts';
 import type { Principal } from '../auth/principal.ts';
 import { ForbiddenError } from '../errors.ts';
+import { Authorizer, isUnconfined, ownerOfDashboard, withinTenants } from '../authz/index.ts';
 import { NewManifests } from './new-manifest.ts';
 import { isPlainObject } from '../objects.ts';
 
 export const DASHBOARDS_DIR = 'dashboards';
+
+/** A confined caller's dashboard on a shared connection needs a VDM of its own client to belong to. */
+export const NO_TENANT = 'dataSource.vdmId must name a VDM of your client when dataSource.dbId is a shared connection';
 
 /** The 201 body of spec 4.2 (without `success`). */
 export interface ImportResult {
@@ -48,9 +51,11 @@ export function invalid(problems: Problem[]): ValidationError {
 export class ImportDashboard {
   readonly #rt: Runtime;
   readonly #manifests: NewManifests;
+  readonly #authz: Authorizer;
 
   constructor(opts: { runtime: Runtime }) {
     this.#rt = opts.runtime;
+    this.#authz = opts.runtime.authz;
     this.#manifests = new NewManifests({ runtime: opts.runtime, kind: 'Dashboard', dir: DASHBOARDS_DIR, fallbackName: 'dashboard' });
   }
 
@@ -61,9 +66,13 @@ export class ImportDashboard {
     const problems = payloadProblems(this.#rt.schemas, spec);
     if (problems.length) throw invalid(problems);
     const valid = spec as unknown as DashboardSpec;
-    this.#assertTenant(valid, caller);
-    const refs = checkDashboardReferences(this.#rt.db, valid);
+    const refs = checkDashboardReferences(this.#rt.db, valid, '', {
+      connection: (connectionId) => this.#authz.can(caller, 'use', { kind: 'connection', connectionId }),
+      vdm: (vdmId) => this.#authz.can(caller, 'use', { kind: 'vdm', vdmId }),
+    });
     if (refs.length) throw invalid(refs);
+    // The dashboard must land within the caller's tenants (on a shared connection: by its VDM).
+    if (!isUnconfined(caller) && !withinTenants(caller, ownerOfDashboard(this.#rt.db, valid.dataSource))) throw new ForbiddenError(NO_TENANT);
     return valid;
   }
 
@@ -92,12 +101,5 @@ export class ImportDashboard {
         return { facadeId, experiments: importSummary(view.sections) };
       },
     });
-  }
-
-  #assertTenant(spec: DashboardSpec, caller: Principal): void {
-    if (!caller.clientScope) return;
-    if (readClient(this.#rt.db, caller.clientScope)?.connection_id !== spec.dataSource.dbId) {
-      throw new ForbiddenError(`API key is scoped to client ${caller.clientScope}: dataSource.dbId must be that client's connection`);
-    }
   }
 }

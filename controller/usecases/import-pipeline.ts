@@ -1,4 +1,5 @@
-import { ApplyFailedError, ValidationError } from '../errors.ts';
+import { ApplyFailedError, ForbiddenError, ValidationError } from '../errors.ts';
+import { Authorizer, isUnconfined, ownerOfConnections, pipelineConnections, withinTenants } from '../authz/index.ts';
 import { resolveSteps } from '../kinds/pipeline/normalize.ts';
 import { nextRunAt } from '../kinds/pipeline/schedule.ts';
 import { readPipeline, type PipelineView } from '../kinds/pipeline/store.ts';
@@ -9,6 +10,9 @@ import type { Principal } from '../auth/principal.ts';
 import { NewManifests } from './new-manifest.ts';
 
 const PIPELINES_DIR = 'pipelines';
+
+/** DESIGN.md: a pipeline whose connections belong to no single client is for admins only. */
+export const ADMIN_ONLY_PIPELINE = 'A pipeline must use the connections of one of your clients; other pipelines are for admins only';
 
 /** What a dry run shows: the steps the import would create, with no IDs yet. */
 export interface PipelinePlan {
@@ -27,20 +31,33 @@ export interface PipelinePlan {
 export class ImportPipeline {
   readonly #rt: Runtime;
   readonly #manifests: NewManifests;
+  readonly #authz: Authorizer;
 
   constructor(opts: { runtime: Runtime }) {
     this.#rt = opts.runtime;
+    this.#authz = opts.runtime.authz;
     this.#manifests = new NewManifests({ runtime: opts.runtime, kind: 'Pipeline', dir: PIPELINES_DIR, fallbackName: 'pipeline' });
   }
 
-  check(body: unknown): PipelineSpec {
+  /**
+   * Validates the payload; a caller confined to its tenants may use only connections they own
+   * (or shared ones): any other answers like an unknown ID, and the pipeline must belong to one
+   * of its clients.
+   */
+  check(body: unknown, caller: Principal): PipelineSpec {
     const checked = validatePipelinePayload(this.#rt.schemas, body);
     if (!checked.ok) throw new ValidationError([], checked.message);
-    return checked.spec;
+    const spec = checked.spec;
+    if (isUnconfined(caller)) return spec;
+    const connections = pipelineConnections(spec);
+    const unknown = connections.filter((connectionId) => !this.#authz.can(caller, 'use', { kind: 'connection', connectionId }));
+    if (unknown.length) throw new ValidationError(unknown.map((id) => ({ path: 'connectionId', message: `connectionId ${id} is not an existing connection` })), unknown.map((id) => `connectionId ${id} is not an existing connection`).join('; '));
+    if (!withinTenants(caller, ownerOfConnections(this.#rt.db, connections))) throw new ForbiddenError(ADMIN_ONLY_PIPELINE);
+    return spec;
   }
 
-  plan(body: unknown): PipelinePlan {
-    const spec = this.check(body);
+  plan(body: unknown, caller: Principal): PipelinePlan {
+    const spec = this.check(body, caller);
     const now = this.#rt.clock();
     const next = nextRunAt(spec.schedule, now, now);
     return {
@@ -53,7 +70,7 @@ export class ImportPipeline {
   }
 
   async run(body: unknown, caller: Principal): Promise<PipelineView> {
-    const spec = this.check(body);
+    const spec = this.check(body, caller);
     return this.#manifests.submit({
       displayName: spec.name,
       kind: 'Pipeline',

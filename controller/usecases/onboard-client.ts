@@ -4,10 +4,10 @@ import { planOnboarding, type OnboardingPlan } from '../kinds/client/plan.ts';
 import { onboardView, readClient, type OnboardedClient } from '../kinds/client/registry.ts';
 import { parseOnboardingPackage } from '../kinds/client/rules.ts';
 import type { ClientSpec } from '../kinds/client/types.ts';
+import type { Authorizer } from '../authz/index.ts';
 import type { Runtime } from '../runtime.ts';
 import type { Manifest } from '../types.ts';
 import type { Principal } from '../auth/principal.ts';
-import { assertTenant } from './tenant.ts';
 
 /** Where the API records a client's desired state: one manifest per client, named by its ID. */
 export const clientManifestPath = (clientId: string): string => `clients/${clientId}.yaml`;
@@ -23,18 +23,22 @@ export type OnboardOutcome =
  */
 export class OnboardClient {
   readonly #rt: Runtime;
+  readonly #authz: Authorizer;
 
   constructor(opts: { runtime: Runtime }) {
     this.#rt = opts.runtime;
+    this.#authz = opts.runtime.authz;
   }
 
   async run(body: unknown, caller: Principal, opts: { dryRun?: boolean } = {}): Promise<OnboardOutcome> {
     const rt = this.#rt;
     const { raw, spec } = parseOnboardingPackage(rt.schemas, body);
     const clientId = spec.clientId;
-    assertTenant(caller, clientId);
+    this.#authz.requireOnboard(caller, clientId);
     const manifest: Manifest = { apiVersion: 'bi.controller/v1', kind: 'Client', metadata: { name: clientId }, spec: raw };
     return rt.locks.run(`Client/${clientId}`, async (): Promise<OnboardOutcome> => {
+      // Refused before anything is written: no manifest, no registry entry (409).
+      this.#authz.requireConnectionFor(caller, clientId, spec.connectionId);
       const existing = readClient(rt.db, clientId);
       if (existing?.status === 'ACTIVE') return { status: 'ALREADY_EXISTS', client: onboardView(existing) };
       if (opts.dryRun) {

@@ -165,6 +165,12 @@ describe('settings UI in a real browser', () => {
     expect(await page.inputValue('input[name=clientId]')).toBe('GLOBEX');
     await page.fill('input[name=clientId]', 'GLOBEX-EU');
     await page.fill('input[name=clientName]', 'Globex Europe');
+    // A copy needs its own data source: the original's connection belongs to GLOBEX.
+    expect(await page.inputValue('input[name=connectionId]')).toBe('');
+    await page.fill('input[name=connectionId]', connectionId);
+    await page.click('#import');
+    expect(await page.textContent('[role=alert]')).toContain(`${connectionId} belongs to GLOBEX`);
+    await page.fill('input[name=connectionId]', 'D2026A00042');
     await h.shot(page, '10-import-ready');
     await page.click('#import');
     await page.waitForSelector('#result');
@@ -180,7 +186,7 @@ describe('settings UI in a real browser', () => {
       return r.json();
     });
     const original = JSON.parse(readFileSync(exportPath, 'utf8'));
-    expect(res).toEqual({ ...original, clientId: 'GLOBEX-EU', clientName: 'Globex Europe' });
+    expect(res).toEqual({ ...original, clientId: 'GLOBEX-EU', clientName: 'Globex Europe', connectionId: 'D2026A00042' });
   });
 
   it('shows the failing step, its reason and the FAILED audit entry when an import fails', async () => {
@@ -192,6 +198,7 @@ describe('settings UI in a real browser', () => {
     await page.click('#nav >> text=Import');
     await page.setInputFiles('input[name=package]', brokenPath);
     await page.fill('input[name=clientId]', 'BROKEN');
+    await page.fill('input[name=connectionId]', 'D2026A00043');
     await page.click('#import');
     await page.waitForSelector('#result[data-outcome=FAILED]');
     const states = await page.$$eval('ul.progress li', (lis) => lis.map((li) => [li.dataset.step, li.dataset.state]));
@@ -265,9 +272,11 @@ describe('settings UI in a real browser', () => {
     expect(await m.locator('#clients-h').count()).toBe(0);
     const status = await m.evaluate(async () => {
       const s = JSON.parse(sessionStorage.getItem('bi-controller.session') ?? '{}');
-      return (await fetch(`/v1/bi/admin/clients/${s.userId}`, { headers: { CTN: s.csrfToken } })).status;
+      const r = await fetch(`/v1/bi/admin/clients/${s.userId}`, { headers: { CTN: s.csrfToken } });
+      return [r.status, (await r.json()).data];
     });
-    expect(status).toBe(403);
+    // A member reads only the clients granted to them: none here.
+    expect(status).toEqual([200, []]);
     await h.shot(m, '17-member');
   });
 

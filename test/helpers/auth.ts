@@ -33,20 +33,23 @@ const passwords = new Map<string, string>();
 /** Creates (or reuses) a user in the store and returns it with its password. */
 export async function createTestUser(
   t: TestRuntime,
-  opts: { role?: 'admin' | 'member'; username?: string; password?: string } = {},
+  opts: { role?: 'admin' | 'member'; username?: string; password?: string; clients?: string[] } = {},
 ): Promise<TestUser & { password: string }> {
   const auth = t.rt.auth;
+  const grant = (userId: string) => opts.clients?.length && auth.users.grant(userId, opts.clients, 'test');
   const username = opts.username ?? `user${++seq}-${randomBytes(3).toString('hex')}`;
   const memo = `${t.rt.config.dbPath}|${username.toLowerCase()}`;
   const existing = auth.users.findByName(username);
   if (existing) {
     const password = opts.password ?? passwords.get(memo);
     if (!password) throw new Error(`createTestUser: ${username} exists but its password is unknown`);
+    grant(existing.userId);
     return { userId: existing.userId, username: existing.username, role: existing.role, password };
   }
   const password = opts.password ?? `pw-${randomBytes(12).toString('hex')}`;
   const user = await auth.users.create({ username, password, role: opts.role ?? 'admin', cost: TEST_PASSWORD_COST });
   passwords.set(memo, password);
+  grant(user.userId);
   return { userId: user.userId, username: user.username, role: user.role, password };
 }
 
@@ -55,7 +58,8 @@ export async function createTestUser(
  * `headers` is ready for `app.inject({ headers })` on an A endpoint.
  */
 export async function createUserWithKey(t: TestApp | TestRuntime, opts: { role?: 'admin' | 'member'; clientId?: string; username?: string } = {}): Promise<TestKey> {
-  const user = await createTestUser(t, opts);
+  // A member's key is within their grants (DESIGN.md): its client is granted with it.
+  const user = await createTestUser(t, { ...opts, clients: opts.role === 'member' && opts.clientId ? [opts.clientId.toUpperCase()] : undefined });
   const key = t.rt.auth.createKey({ userId: user.userId, label: 'test key', clientId: opts.clientId?.toUpperCase(), createdBy: user.userId });
   return {
     userId: user.userId,
@@ -83,7 +87,7 @@ export function cookiesOf(setCookie: string | string[] | number | undefined): Re
  * A user (role `admin` unless told) logged in through `POST /v1/auth/login`.
  * `headers` ({ cookie, ctn }) is ready for an S endpoint; put `userId` in the path.
  */
-export async function loginAs(t: TestApp, opts: { role?: 'admin' | 'member'; username?: string } = {}): Promise<TestSession> {
+export async function loginAs(t: TestApp, opts: { role?: 'admin' | 'member'; username?: string; clients?: string[] } = {}): Promise<TestSession> {
   const user = await createTestUser(t, opts);
   const res = await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { username: user.username, password: user.password } });
   if (res.statusCode !== 200) throw new Error(`loginAs: login answered ${res.statusCode} ${res.body}`);

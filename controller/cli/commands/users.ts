@@ -1,5 +1,5 @@
 import type { ReadStream } from 'node:tty';
-import { UserStore } from '../../auth/users.ts';
+import { UserStore, checkClientIds, type User } from '../../auth/users.ts';
 import { table, type CliIO } from '../io.ts';
 import type { CommandContext } from '../main.ts';
 import { withRuntime } from './oneshot.ts';
@@ -69,11 +69,56 @@ export function registerUsers(ctx: CommandContext): void {
 
   users
     .command('list')
-    .description('list users (ID, name, role)')
+    .description('list users (ID, name, role, granted clients, state)')
     .action(async () => {
       await withRuntime(ctx, async (rt) => {
-        const rows = new UserStore({ db: rt.db, clock: rt.clock }).list().map((u) => [u.userId, u.username, u.role, u.createdAt]);
-        ctx.io.out(table(['USER ID', 'USERNAME', 'ROLE', 'CREATED'], rows));
+        const rows = new UserStore({ db: rt.db, clock: rt.clock })
+          .views()
+          .map((u) => [u.userId, u.username, u.role, u.clients.join(',') || '-', u.disabled ? 'disabled' : 'enabled', u.createdAt]);
+        ctx.io.out(table(['USER ID', 'USERNAME', 'ROLE', 'CLIENTS', 'STATE', 'CREATED'], rows));
       });
+    });
+
+  /** Runs `fn` on the named user's store entry; an unknown user is an error. */
+  const onUser = (username: string, fn: (store: UserStore, user: User) => void) =>
+    withRuntime(ctx, async (rt) => {
+      const store = new UserStore({ db: rt.db, clock: rt.clock });
+      const user = store.findByName(username);
+      if (!user) throw new Error(`no user named ${username}`);
+      fn(store, user);
+    });
+  const clientIds = (ids: string[]): string[] => {
+    const upper = ids.map((c) => c.trim().toUpperCase());
+    const problems = checkClientIds(upper, 'client');
+    if (problems.length) throw new Error(problems.map((p) => p.message).join('; '));
+    return upper;
+  };
+
+  users
+    .command('grant <username> <clientIds...>')
+    .description('let a member see and act for these clients (their keys must be scoped to one of them)')
+    .action((username: string, ids: string[]) => onUser(username, (store, u) => store.grant(u.userId, clientIds(ids), 'bictl')));
+
+  users
+    .command('revoke-grant <username> <clientIds...>')
+    .description('take clients away from a member (their keys for them stop working at once)')
+    .action((username: string, ids: string[]) => onUser(username, (store, u) => store.revokeGrant(u.userId, clientIds(ids))));
+
+  users
+    .command('disable <username>')
+    .description('disable a user: their sessions and keys stop working at once (not the last admin)')
+    .action((username: string) => onUser(username, (store, u) => store.update(u.userId, { disabled: true })));
+
+  users
+    .command('enable <username>')
+    .description('enable a disabled user again')
+    .action((username: string) => onUser(username, (store, u) => store.update(u.userId, { disabled: false })));
+
+  users
+    .command('set-role <username> <role>')
+    .description('set the role: admin or member (the last admin cannot be demoted)')
+    .action((username: string, role: string) => {
+      if (role !== 'admin' && role !== 'member') throw new Error('role must be admin or member');
+      return onUser(username, (store, u) => store.update(u.userId, { role }));
     });
 }

@@ -8,6 +8,8 @@ import { matchByNameThenPosition } from './match.ts';
 import { readClient, upsertClient, type ClientRow } from './registry.ts';
 import { clientRules, normalizeClientId, vdmName } from './rules.ts';
 import { type ClientRefs, type ClientSpec, type ClientStep } from './types.ts';
+import { connectionOwnership } from '../../authz/ownership.ts';
+import { connectionTaken } from '../../authz/authorizer.ts';
 
 export interface ClientApplierOptions {
   /**
@@ -179,16 +181,21 @@ function sameRegistryFields(a: ClientRow, b: ClientRow): boolean {
 /** Step 1: the connection record, created with the supplied ID when none exists, linked when one does. */
 function ensureConnection(ctx: ApplyContext<ClientSpec>, spec: ClientSpec, clientId: string, at: string): { connectionId: string; created: boolean } {
   const id = spec.connectionId;
-  const row = ctx.db.statements.prepare('SELECT connection_id FROM connections WHERE connection_id = ?').get(id);
-  if (row) return { connectionId: id, created: false };
+  const row = connectionOwnership(ctx.db, id);
+  if (row) {
+    // Never bound to another client's connection; an unowned (platform) one is claimed.
+    if (!row.shared && row.owner !== null && row.owner !== clientId) throw new StepError('create connection', connectionTaken(id));
+    if (!row.shared && row.owner === null) ctx.db.statements.prepare('UPDATE connections SET owner_client_id = ? WHERE connection_id = ?').run(clientId, id);
+    return { connectionId: id, created: false };
+  }
   ctx.ids.pin('connection', id);
   const vendor = spec.vdm[0].vendor === 'POSTGRESQL' ? 'POSTGRESQL' : 'SNOWFLAKE';
   ctx.db
     .statements.prepare(
-      `INSERT INTO connections (connection_id, name, vendor, manifest_key, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO connections (connection_id, name, vendor, manifest_key, owner_client_id, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
     )
-    .run(id, `${clientId} warehouse`, vendor, ctx.key, at, at);
+    .run(id, `${clientId} warehouse`, vendor, ctx.key, clientId, at, at);
   return { connectionId: id, created: true };
 }
 

@@ -82,13 +82,21 @@ const REVERSE_ORDER = 'ORDER BY onboarded_date ASC, client_id DESC';
  * pattern runs over (clientId, clientName) of each candidate row and only the page's rows
  * are read whole.
  */
-export function listClients(db: Store, q: ListQuery): ListPage {
+export function listClients(db: Store, q: ListQuery, only?: readonly string[]): ListPage {
   const offset = (q.page - 1) * q.limit;
-  const { total, rows } = q.search ? searchPage(db, q, q.search, offset) : plainPage(db, q, offset);
+  const { total, rows } = only ? grantedPage(db, q, only, offset) : q.search ? searchPage(db, q, q.search, offset) : plainPage(db, q, offset);
   return {
     data: rows.map(listView),
     pagination: { page: q.page, limit: q.limit, total, totalPages: Math.ceil(total / q.limit) },
   };
+}
+
+/** A member's listing: only the (few) clients granted to them, filtered and paged in memory. */
+function grantedPage(db: Store, q: ListQuery, ids: readonly string[], offset: number): { total: number; rows: ClientRow[] } {
+  const all = (db.statements.prepare(`SELECT ${CLIENT_COLUMNS} FROM clients WHERE client_id IN (SELECT value FROM json_each(?)) ${ORDER}`).all(JSON.stringify(ids)) as ClientRow[]).filter(
+    (r) => (!q.status || r.status === q.status) && (!q.search || q.search.test(r.client_id) || q.search.test(r.client_name)),
+  );
+  return { total: all.length, rows: all.slice(offset, offset + q.limit) };
 }
 
 /**

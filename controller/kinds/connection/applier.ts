@@ -1,6 +1,7 @@
 import type { Connection } from '../../generated/schema-types.ts';
 import { StepError } from '../../errors.ts';
 import type { Applier, ApplyContext, PruneContext } from '../../types.ts';
+import { connectionOwnership } from '../../authz/ownership.ts';
 
 /** A Connection manifest's spec (schemas/connection.schema.json). */
 export type ConnectionSpec = Connection;
@@ -28,6 +29,11 @@ export function connectionColumns(spec: ConnectionSpec): Columns {
 export const connectionApplier: Applier<ConnectionSpec> = {
   kind: 'Connection',
   order: 0,
+  lint(manifest) {
+    return manifest.spec.shared === true && manifest.spec.owner !== undefined
+      ? [{ path: 'spec.owner', message: 'spec.owner and spec.shared: true exclude each other' }]
+      : [];
+  },
   apply(ctx: ApplyContext<ConnectionSpec>) {
     const { db, manifest, now } = ctx;
     const spec = manifest.spec;
@@ -54,6 +60,7 @@ export const connectionApplier: Applier<ConnectionSpec> = {
          WHERE connection_id = @id`,
       ).run({ id, ...cols, key: ctx.key, at });
     }
+    applyOwnership(db, id, spec);
     if (prevId && prevId !== id) pruneConnection(ctx.db, prevId);
     return { connectionId: id };
   },
@@ -62,6 +69,27 @@ export const connectionApplier: Applier<ConnectionSpec> = {
     if (id) pruneConnection(ctx.db, id);
   },
 };
+
+/**
+ * Ownership never changes silently: a manifest may name the owner a connection already has (or
+ * give an unowned one its owner), or share an unowned one; moving it to another client fails.
+ */
+function applyOwnership(db: PruneContext['db'], id: string, spec: ConnectionSpec): void {
+  const current = connectionOwnership(db, id);
+  const owner = spec.owner?.toUpperCase();
+  const stored = current?.owner ?? null;
+  if (stored !== null && ((owner !== undefined && owner !== stored) || spec.shared === true)) {
+    throw new StepError('connection', `connection ${id} belongs to client ${stored}; its owner cannot change`);
+  }
+  const shared = spec.shared === true ? 1 : 0;
+  db.prepare('UPDATE connections SET owner_client_id = COALESCE(owner_client_id, ?), shared = ? WHERE connection_id = ? AND (shared <> ? OR owner_client_id IS NOT COALESCE(owner_client_id, ?))').run(
+    owner ?? null,
+    shared,
+    id,
+    shared,
+    owner ?? null,
+  );
+}
 
 function pruneConnection(db: PruneContext['db'], id: string): void {
   const used = db.statements.prepare('SELECT COUNT(*) AS n FROM vdms WHERE connection_id = ?').get(id) as { n: number };

@@ -40,19 +40,30 @@ export function validateDashboard(spec: unknown, catalog: FieldCatalog | undefin
   return sectioned ? validateSections(spec.sections, catalog, fieldPath(prefix, 'sections')) : validateCharts(charts, catalog, fieldPath(prefix, 'charts'));
 }
 
+/** Which referenced objects the caller may see (an API caller confined to its tenants). */
+export interface ReferenceFilter {
+  connection(connectionId: string): boolean;
+  vdm(vdmId: string): boolean;
+}
+
+const SEE_ALL: ReferenceFilter = { connection: () => true, vdm: () => true };
+
 /**
  * Checks against the store: `dataSource.dbId` names a connection, `vdmId` (when given) a VDM,
  * and every chart field is one of that VDM's columns or calculation labels.
  */
-export function checkDashboardReferences(db: Store, spec: DashboardSpec, prefix = ''): Problem[] {
+export function checkDashboardReferences(db: Store, spec: DashboardSpec, prefix = '', visible: ReferenceFilter = SEE_ALL): Problem[] {
   const problems: Problem[] = [];
   const ds = fieldPath(prefix, 'dataSource');
   const connection = db.statements.prepare('SELECT 1 FROM connections WHERE connection_id = ?').get(spec.dataSource.dbId);
-  if (!connection) problems.push({ path: `${ds}.dbId`, message: `${ds}.dbId ${spec.dataSource.dbId} is not an existing connection` });
+  if (!connection || !visible.connection(spec.dataSource.dbId)) {
+    problems.push({ path: `${ds}.dbId`, message: `${ds}.dbId ${spec.dataSource.dbId} is not an existing connection` });
+  }
   const vdmId = spec.dataSource.vdmId;
   if (vdmId === undefined) return problems;
   const vdm = db.statements.prepare('SELECT config FROM vdms WHERE vdm_id = ?').get(vdmId) as { config: string } | undefined;
-  if (!vdm) {
+  // Another tenant's VDM answers exactly like an unknown one: its columns are never checked against.
+  if (!vdm || !visible.vdm(vdmId)) {
     problems.push({ path: `${ds}.vdmId`, message: `${ds}.vdmId ${vdmId} is not an existing VDM` });
     return problems;
   }

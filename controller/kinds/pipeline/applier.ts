@@ -5,6 +5,8 @@ import { resolveSteps } from './normalize.ts';
 import { readPipelineRow, readStepRows } from './store.ts';
 import type { PipelineSpec } from './types.ts';
 import { semanticProblems } from './validate.ts';
+import { ownerOfConnections, pipelineConnections, pipelineOwner } from '../../authz/ownership.ts';
+import { StepError } from '../../errors.ts';
 
 const COLUMNS = ['name', 'description', 'category', 'tags', 'source', 'destination', 'schedule', 'manifest_key'] as const;
 type Columns = Record<(typeof COLUMNS)[number], string | null>;
@@ -42,18 +44,23 @@ export const pipelineApplier: Applier<PipelineSpec> = {
     const prevId = ctx.previous?.pipelineId;
     const existing = typeof prevId === 'string' ? readPipelineRow(db, prevId) : undefined;
     ctx.step('pipeline');
+    const owner = ownerOfConnections(db, pipelineConnections(manifest.spec));
     let pipelineId: string;
     let changed = false;
     if (existing) {
       pipelineId = existing.pipeline_id;
       changed = COLUMNS.some((c) => existing[c] !== cols[c]);
+      // Ownership never changes silently: an owned pipeline keeps to its client's connections.
+      const stored = pipelineOwner(db, pipelineId) ?? null;
+      if (stored !== null && stored !== owner) throw new StepError('pipeline', `pipeline ${pipelineId} belongs to client ${stored}; its connections must stay with it`);
+      if (stored !== owner) db.prepare('UPDATE pipelines SET owner_client_id = ? WHERE pipeline_id = ?').run(owner, pipelineId);
     } else {
       // Keep a known ID even when its row went missing; otherwise a fresh stamp.
       pipelineId = typeof prevId === 'string' ? prevId : `DP-${ctx.ids.nextStamp('pipeline')}`;
       db.statements.prepare(
-        `INSERT INTO pipelines (pipeline_id, ${COLUMNS.join(', ')}, status, created_by, created_at, updated_at)
-         VALUES (@id, ${COLUMNS.map((c) => `@${c}`).join(', ')}, 'draft', @actor, @at, @at)`,
-      ).run({ id: pipelineId, ...cols, actor: ctx.actor, at });
+        `INSERT INTO pipelines (pipeline_id, ${COLUMNS.join(', ')}, status, owner_client_id, created_by, created_at, updated_at)
+         VALUES (@id, ${COLUMNS.map((c) => `@${c}`).join(', ')}, 'draft', @owner, @actor, @at, @at)`,
+      ).run({ id: pipelineId, ...cols, owner, actor: ctx.actor, at });
     }
     ctx.step('steps');
     const stamp = existing ? () => ctx.ids.nextStamp('pipeline') : () => Number(pipelineId.slice(3));

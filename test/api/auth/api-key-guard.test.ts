@@ -20,15 +20,41 @@ describe('requireApiKey (A endpoints)', () => {
     for (const headers of [{ authorization: `Bearer ${k.apiKey}` }, { 'x-api-key': k.apiKey }] as Record<string, string>[]) {
       const res = await probe(headers);
       expect(res.statusCode).toBe(200);
-      expect(res.json()).toEqual({ principal: { userId: k.userId, username: 'svc', role: 'member', via: 'apiKey', keyId: k.keyId } });
+      // A member's key without a granted client acts for no client at all.
+      expect(res.json()).toEqual({ principal: { userId: k.userId, username: 'svc', role: 'member', via: 'apiKey', keyId: k.keyId, tenants: [] } });
     }
+  });
+
+  it('re-reads the user on every request: disabled, demoted, ungranted or deleted takes effect at once (no cache window)', async () => {
+    t = await makeAuthApp();
+    const k = await createUserWithKey(t, { role: 'member', username: 'svc', clientId: 'acme' });
+    const auth = t.rt.auth;
+    const principal = async () => (await probe(k.headers)).json() as { principal?: { role: string; tenants: unknown } };
+    expect((await principal()).principal?.tenants).toEqual(['ACME']);
+    auth.users.revokeGrant(k.userId, ['ACME']);
+    expect((await principal()).principal?.tenants).toEqual([]);
+    auth.users.grant(k.userId, ['ACME'], 'test');
+    auth.users.update(k.userId, { disabled: true });
+    const disabled = await probe(k.headers);
+    expect(disabled.statusCode).toBe(401);
+    expect(disabled.json()).toEqual({ error: 'Invalid API key' });
+    auth.users.update(k.userId, { disabled: false });
+    expect((await probe(k.headers)).statusCode).toBe(200);
+    // An admin demoted: the key acts as a member (its scope, if granted) from the next request.
+    const a = await createUserWithKey(t, { username: 'boss' });
+    await createUserWithKey(t, { username: 'other-admin' });
+    expect((await probe(a.headers)).json()).toMatchObject({ principal: { role: 'admin', tenants: 'all' } });
+    auth.users.update(a.userId, { role: 'member' });
+    expect((await probe(a.headers)).json()).toMatchObject({ principal: { role: 'member', tenants: [] } });
+    t.rt.db.prepare('DELETE FROM users WHERE user_id = ?').run(k.userId);
+    expect((await probe(k.headers)).json()).toEqual({ error: 'Invalid API key' });
   });
 
   it('carries the key tenant scope as clientScope', async () => {
     t = await makeAuthApp();
     const k = await createUserWithKey(t, { clientId: 'acme' });
     expect((await probe(k.headers)).json()).toEqual({
-      principal: { userId: k.userId, username: k.username, role: 'admin', via: 'apiKey', keyId: k.keyId, clientScope: 'ACME' },
+      principal: { userId: k.userId, username: k.username, role: 'admin', via: 'apiKey', keyId: k.keyId, clientScope: 'ACME', tenants: ['ACME'] },
     });
   });
 

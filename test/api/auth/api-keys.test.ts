@@ -16,7 +16,7 @@ describe('/v1/api-keys/{userId}', () => {
 
   it('POST 201 {success, keyId, keyPrefix, label, apiKey}: a 73-character key shown once, only its SHA-256 stored', async () => {
     t = await makeAuthApp();
-    const s = await loginAs(t, { role: 'member' });
+    const s = await loginAs(t, { role: 'admin' });
     const res = await create(s, { label: 'CI deploy' });
     expect(res.statusCode).toBe(201);
     const body = res.json() as { apiKey: string };
@@ -36,7 +36,7 @@ describe('/v1/api-keys/{userId}', () => {
 
   it('GET lists the caller’s keys without secrets; clientId is uppercased; expiresAt normalised', async () => {
     t = await makeAuthApp();
-    const s = await loginAs(t, { role: 'member' });
+    const s = await loginAs(t, { role: 'admin' });
     const other = await loginAs(t, { role: 'member' });
     const a = (await create(s, { label: 'one', clientId: 'acme', expiresAt: '2026-12-31T00:00:00+01:00' })).json() as { apiKey: string; keyPrefix: string };
     const b = (await create(s, { label: 'two' })).json() as { keyPrefix: string };
@@ -97,28 +97,28 @@ describe('/v1/api-keys/{userId}', () => {
   it('targetUserId: admin-only (403), 404 for an unknown user, and the key acts as the target', async () => {
     t = await makeAuthApp();
     const admin = await loginAs(t, { role: 'admin' });
-    const member = await loginAs(t, { role: 'member', username: 'mem' });
+    const member = await loginAs(t, { role: 'member', username: 'mem', clients: ['ACME'] });
     const refused = await create(member, { label: 'x', targetUserId: admin.userId });
     expect(refused.statusCode).toBe(403);
     expect(refused.json()).toEqual({ success: false, error: 'Admin role required' });
-    expect((await create(member, { label: 'x', targetUserId: member.userId })).statusCode).toBe(201);
+    expect((await create(member, { label: 'x', targetUserId: member.userId, clientId: 'ACME' })).statusCode).toBe(201);
     const unknown = await create(admin, { label: 'x', targetUserId: 'U2026A09999' });
     expect(unknown.statusCode).toBe(404);
     expect(unknown.json()).toEqual({ success: false, error: 'User U2026A09999 not found' });
-    const made = await create(admin, { label: 'for mem', targetUserId: member.userId });
+    const made = await create(admin, { label: 'for mem', targetUserId: member.userId, clientId: 'ACME' });
     expect(made.statusCode).toBe(201);
     const { apiKey, keyId } = made.json() as { apiKey: string; keyId: string };
-    expect((await probe(apiKey)).json()).toEqual({ principal: { userId: member.userId, username: 'mem', role: 'member', via: 'apiKey', keyId } });
+    expect((await probe(apiKey)).json()).toEqual({ principal: { userId: member.userId, username: 'mem', role: 'member', via: 'apiKey', keyId, clientScope: 'ACME', tenants: ['ACME'] } });
     expect(((await list(member)).json() as { keys: { keyId: string }[] }).keys.map((k) => k.keyId)).toContain(keyId);
   });
 
   it('DELETE 200 {success, keyId, revoked:true}; 404 for unknown or someone else’s key; admin may revoke any; repeat is idempotent', async () => {
     t = await makeAuthApp();
     const admin = await loginAs(t, { role: 'admin' });
-    const m1 = await loginAs(t, { role: 'member' });
+    const m1 = await loginAs(t, { role: 'member', clients: ['ACME'] });
     const m2 = await loginAs(t, { role: 'member' });
-    const k1 = (await create(m1, { label: 'a' })).json() as { keyId: string; apiKey: string };
-    const k2 = (await create(m1, { label: 'b' })).json() as { keyId: string; apiKey: string };
+    const k1 = (await create(m1, { label: 'a', clientId: 'ACME' })).json() as { keyId: string; apiKey: string };
+    const k2 = (await create(m1, { label: 'b', clientId: 'ACME' })).json() as { keyId: string; apiKey: string };
     const notYours = await revoke(m2, k1.keyId);
     expect(notYours.statusCode).toBe(404);
     expect(notYours.json()).toEqual({ success: false, error: `API key ${k1.keyId} not found` });
@@ -133,7 +133,7 @@ describe('/v1/api-keys/{userId}', () => {
 
   it('revoking keeps the key’s last use (not yet flushed) in the listing', async () => {
     t = await makeAuthApp();
-    const s = await loginAs(t, { role: 'member' });
+    const s = await loginAs(t, { role: 'admin' });
     const k = (await create(s, { label: 'a' })).json() as { keyId: string; apiKey: string };
     expect((await probe(k.apiKey)).statusCode).toBe(200);
     await revoke(s, k.keyId);

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { loginAs } from '../../helpers/auth.ts';
+import { createTestUser, loginAs } from '../../helpers/auth.ts';
 import type { TestApp } from '../../helpers/runtime.ts';
 import { makeAuthApp } from './fixture.ts';
 
@@ -15,7 +15,26 @@ describe('requireSession (S endpoints)', () => {
     const s = await loginAs(t, { role: 'member', username: 'mia' });
     const res = await get(`/probe/s/${s.userId}`, s.headers);
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ principal: { userId: s.userId, username: 'mia', role: 'member', via: 'session' } });
+    expect(res.json()).toEqual({ principal: { userId: s.userId, username: 'mia', role: 'member', via: 'session', tenants: [] } });
+  });
+
+  it('a disabled user\'s session answers 401 Session required at once; a demoted admin loses admin routes at once', async () => {
+    t = await makeAuthApp();
+    const auth = t.rt.auth;
+    const s = await loginAs(t, { role: 'admin', username: 'ada' });
+    await loginAs(t, { role: 'admin', username: 'bob' });
+    expect((await get(`/probe/admin/${s.userId}`, s.headers)).statusCode).toBe(200);
+    auth.users.update(s.userId, { role: 'member' });
+    const demoted = await get(`/probe/admin/${s.userId}`, s.headers);
+    expect(demoted.statusCode).toBe(403);
+    expect(demoted.json()).toEqual({ success: false, error: 'Admin role required' });
+    auth.users.update(s.userId, { disabled: true });
+    const disabled = await get(`/probe/s/${s.userId}`, s.headers);
+    expect(disabled.statusCode).toBe(401);
+    expect(disabled.json()).toEqual({ success: false, error: 'Session required' });
+    // Nor can they log in again while disabled.
+    const login = await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { username: 'ada', password: (await createTestUser(t, { username: 'ada' })).password } });
+    expect(login.statusCode).toBe(401);
   });
 
   it('LASID and CTN alone are enough (the key endpoints show only those)', async () => {

@@ -146,6 +146,37 @@ describe('POST /v1/sdk/client/onboard', () => {
     expect((await post(onboardingPackage('acme'), own.headers)).statusCode).toBe(201);
   });
 
+  it('refuses another client\'s connection to everyone (409), writing nothing: no manifest, no registry entry', async () => {
+    await post(onboardingPackage('ACME'));
+    const admin = await loginAs(t);
+    const partner = await createUserWithKey(t, { role: 'member', clientId: 'GLOBEX' });
+    const scoped = await createUserWithKey(t, { clientId: 'GLOBEX' });
+    const before = snapshot(t.rt.db);
+    for (const [headers, url] of [
+      [key.headers, URL],
+      [scoped.headers, URL],
+      [partner.headers, URL],
+      [admin.headers, `${URL}/${admin.userId}`],
+      [partner.headers, `${URL}?dryRun=true`],
+    ] as const) {
+      const res = await post(onboardingPackage('GLOBEX', { connectionId: CONNECTION_ID }), headers, url);
+      expect([res.statusCode, res.json()], url).toEqual([409, { success: false, error: `Connection ${CONNECTION_ID} belongs to another client` }]);
+    }
+    expect(existsSync(join(t.manifests, 'clients/GLOBEX.yaml'))).toBe(false);
+    expect(snapshot(t.rt.db)).toEqual(before);
+    expect(t.rt.reconciler.status.get('Client/GLOBEX')).toBeUndefined();
+    // Its own new connection is fine, through a key scoped to it and granted to the member.
+    const own = await post(onboardingPackage('GLOBEX', { connectionId: 'D2026A00002' }), partner.headers);
+    expect([own.statusCode, own.json().client.connectionId]).toEqual([201, 'D2026A00002']);
+  });
+
+  it('a member onboards only through a key scoped to a client granted to them', async () => {
+    const ungranted = await createUserWithKey(t, { role: 'member', username: 'mo' });
+    const res = await post(onboardingPackage('ACME'), ungranted.headers);
+    expect([res.statusCode, res.json()]).toEqual([403, { success: false, error: 'Client ACME is not granted to mo' }]);
+    expect(count(t.rt.db, 'clients')).toBe(0);
+  });
+
   it('requires a key (401) and, on the session path, an admin (403)', async () => {
     expect((await post(onboardingPackage(), {})).json()).toEqual({ error: 'API key required' });
     const member = await loginAs(t, { role: 'member' });
@@ -271,7 +302,7 @@ describe('a restart in the middle of a burst of onboardings', () => {
     const thirdDone = new Promise<void>((resolve) => (third = resolve));
     const inflight = ids.map((id) =>
       t.app
-        .inject({ method: 'POST', url: URL, headers: key.headers, payload: packageWithDashboard(id) })
+        .inject({ method: 'POST', url: URL, headers: key.headers, payload: packageWithDashboard(id, { connectionId: `D2026A${String(100 + ids.indexOf(id)).padStart(5, '0')}` }) })
         .then((r) => r.statusCode)
         .catch(() => 0)
         .finally(() => ++done === 8 && third()),

@@ -33,7 +33,7 @@ describe('client registry: listing, single read, export', () => {
   it('lists records with exactly the fields of 4.5, newest first', async () => {
     await onboard(packageWithDashboard('ACME'));
     await onboard(onboardingPackage('GLOBEX', { connectionId: 'D2026A00007' }));
-    await onboard(onboardingPackage('INITECH', { coreModelId: 'SM2026A00042' })); // fails: FAILED audit entry
+    await onboard(onboardingPackage('INITECH', { coreModelId: 'SM2026A00042', connectionId: 'D2026A00008' })); // fails: FAILED audit entry
     const res = await list();
     expect(res.json()).toEqual({
       success: true,
@@ -41,7 +41,7 @@ describe('client registry: listing, single read, export', () => {
         {
           clientId: 'INITECH',
           clientName: 'INITECH Retail',
-          dbId: CONNECTION_ID,
+          dbId: 'D2026A00008',
           modelId: null,
           vdmId: null,
           facadeId: null,
@@ -83,8 +83,8 @@ describe('client registry: listing, single read, export', () => {
   });
 
   it('pages: limit 1, a page past the end, status filter, stable order among equal dates', async () => {
-    for (const id of ['C', 'A', 'B']) {
-      await t.app.inject({ method: 'POST', url: '/v1/sdk/client/onboard', headers: key.headers, payload: onboardingPackage(id) });
+    for (const [i, id] of ['C', 'A', 'B'].entries()) {
+      await t.app.inject({ method: 'POST', url: '/v1/sdk/client/onboard', headers: key.headers, payload: onboardingPackage(id, { connectionId: `D2026A0001${i}` }) });
     }
     const ids = async (q: string) => (await list(q)).json().data.map((c: { clientId: string }) => c.clientId);
     // Same onboardedDate: ties go by clientId.
@@ -101,8 +101,8 @@ describe('client registry: listing, single read, export', () => {
 
   it('searches clientId or clientName with a case-insensitive regular expression', async () => {
     await onboard(onboardingPackage('ACME', { clientName: 'Acme Retail' }));
-    await onboard(onboardingPackage('GLOBEX', { clientName: 'Globex Corporation' }));
-    await onboard(onboardingPackage('ACME2', { clientName: 'Second shop' }));
+    await onboard(onboardingPackage('GLOBEX', { clientName: 'Globex Corporation', connectionId: 'D2026A00007' }));
+    await onboard(onboardingPackage('ACME2', { clientName: 'Second shop', connectionId: 'D2026A00008' }));
     const ids = async (search: string, extra = '') =>
       (await list(`?search=${encodeURIComponent(search)}${extra}`)).json().data.map((c: { clientId: string }) => c.clientId);
     expect(await ids('acme')).toEqual(['ACME2', 'ACME']);
@@ -186,12 +186,18 @@ describe('client registry: listing, single read, export', () => {
     });
   });
 
-  it('requires an admin session on every registry path', async () => {
+  it('members read only the clients granted to them; others answer like unknown clients', async () => {
+    await onboard(onboardingPackage('ACME'));
     const member = await loginAs(t, { role: 'member' });
-    for (const path of ['', '/ACME', '/ACME/export']) {
+    const list = await get(`/v1/bi/admin/clients/${member.userId}`, member.headers);
+    expect([list.statusCode, list.json().data]).toEqual([200, []]);
+    for (const path of ['/ACME', '/ACME/export']) {
       const res = await get(`/v1/bi/admin/clients${path}/${member.userId}`, member.headers);
-      expect(res.statusCode, path).toBe(403);
+      expect([res.statusCode, res.json()], path).toEqual([404, { success: false, error: 'Client ACME not found' }]);
     }
+    t.rt.auth.users.grant(member.userId, ['ACME'], 'test');
+    expect((await get(`/v1/bi/admin/clients/${member.userId}`, member.headers)).json().data.map((c: { clientId: string }) => c.clientId)).toEqual(['ACME']);
+    for (const path of ['/ACME', '/ACME/export']) expect((await get(`/v1/bi/admin/clients${path}/${member.userId}`, member.headers)).statusCode, path).toBe(200);
     expect((await get(`/v1/bi/admin/clients/${admin.userId}`, {})).statusCode).toBe(401);
   });
 

@@ -27,7 +27,7 @@ async function setup(opts: Parameters<typeof makeTestApp>[0] = {}): Promise<Test
   const t = await makeTestApp(opts);
   t.write('connections/wh.yaml', manifest('Connection', 'wh', { connectionId: DB, name: 'Warehouse' }));
   await t.sync();
-  USER = await createUserWithKey(t, { role: 'member' });
+  USER = await createUserWithKey(t);
   KEY = USER.headers;
   return t;
 }
@@ -116,7 +116,7 @@ describe('POST /v1/sdk/import', () => {
         { name: 'Detail', category: true, charts: [{ title: 'T', type: 'table', measures: [], dimensions: ['a'] }] },
       ],
     };
-    const session = await loginAs(t, { role: 'member' });
+    const session = await loginAs(t);
     const res = await post(t, body, `/v1/sdk/import/${session.userId}`, session.headers);
     expect([res.statusCode, res.json()]).toEqual([
       201,
@@ -211,23 +211,20 @@ describe('POST /v1/sdk/import', () => {
     expect(t.rt.db.prepare('SELECT vdm_id, connection_id FROM facades').all()).toEqual([{ vdm_id: 'V2026A00001', connection_id: DB }]);
   });
 
-  it('refuses a tenant-scoped key a connection of another client (403)', async () => {
-    const at = '2026-01-01T00:00:00.000Z';
-    t.rt.db
-      .prepare("INSERT INTO clients (client_id, client_name, connection_id, status, onboarded_date, last_modified_date) VALUES ('ACME', 'Acme', 'D2026A00007', 'ACTIVE', ?, ?)")
-      .run(at, at);
+  it('a tenant-scoped key uses only its client\'s connections: any other answers like an unknown one', async () => {
     const scoped = (await createUserWithKey(t, { clientId: 'ACME' })).headers;
     const res = await post(t, payload(), '/v1/sdk/import', scoped);
-    expect([res.statusCode, res.json()]).toEqual([
-      403,
-      { success: false, error: "API key is scoped to client ACME: dataSource.dbId must be that client's connection" },
-    ]);
-    t.rt.db.prepare("UPDATE clients SET connection_id = ? WHERE client_id = 'ACME'").run(DB);
+    expect([res.statusCode, res.json()]).toEqual([400, { success: false, error: `dataSource.dbId ${DB} is not an existing connection` }]);
+    const unknown = await post(t, payload({ dataSource: { dbId: 'D2026A09999' } }), '/v1/sdk/import', scoped);
+    expect([unknown.statusCode, unknown.json()]).toEqual([400, { success: false, error: 'dataSource.dbId D2026A09999 is not an existing connection' }]);
+    t.rt.db.prepare("UPDATE connections SET owner_client_id = 'ACME' WHERE connection_id = ?").run(DB);
     const ok = await post(t, payload(), '/v1/sdk/import', scoped);
     expect(ok.statusCode).toBe(201);
     const other = await createUserWithKey(t, { clientId: 'OTHER' });
-    expect((await t.app.inject({ url: `/v1/sdk/dashboards/${ok.json().facadeId}`, headers: other.headers })).statusCode).toBe(404);
-    expect((await t.app.inject({ url: `/v1/sdk/dashboards/${ok.json().facadeId}`, headers: scoped })).statusCode).toBe(200);
+    const hidden = await t.app.inject({ url: `/v1/sdk/dashboards/${ok.json().facadeId}`, headers: other.headers });
+    expect([hidden.statusCode, hidden.json()]).toEqual([404, { success: false, error: `Dashboard ${ok.json().facadeId} not found` }]);
+    const shown = await t.app.inject({ url: `/v1/sdk/dashboards/${ok.json().facadeId}`, headers: scoped });
+    expect([shown.statusCode, shown.json().owner]).toEqual([200, 'ACME']);
   });
 
   it('?dryRun=true validates and shows the plan, writing nothing', async () => {
@@ -306,6 +303,7 @@ describe('GET /v1/sdk/dashboards/{facadeId}', () => {
     const display = { showValues: true, showLegend: true, showTooltip: false, showNull: false, enableZoom: false, enableForecast: false, showXScrollBar: false, showYScrollBar: false };
     expect(res.json()).toEqual({
       success: true,
+      owner: null,
       dashboard: {
         facadeId: 'F2026A00001',
         name: 'Sales dashboard',

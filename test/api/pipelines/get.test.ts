@@ -35,6 +35,7 @@ describe('GET /v1/sdk/pipelines/{pipelineId}', () => {
       success: true,
       data: {
         pipelineId: id,
+        owner: null,
         name: 'Hourly orders',
         description: '',
         category: null,

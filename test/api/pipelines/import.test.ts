@@ -16,7 +16,7 @@ describe('POST /v1/sdk/import-pipeline', () => {
   let key: TestKey;
   async function setup(opts: Parameters<typeof makeTestApp>[0] = {}) {
     t = await makeTestApp(opts);
-    key = await createUserWithKey(t, { role: 'member' });
+    key = await createUserWithKey(t);
   }
   afterEach(async () => t.close());
 
@@ -204,7 +204,7 @@ describe('POST /v1/sdk/import-pipeline/{userId} (session)', () => {
 
   it('imports with a session and CTN; refuses a missing CTN and another user\'s path', async () => {
     t = await makeTestApp();
-    const s = await loginAs(t, { role: 'member' });
+    const s = await loginAs(t);
     const ok = await t.app.inject({ method: 'POST', url: `${URL}/${s.userId}`, headers: s.headers, payload: minimalPayload('From the UI') });
     expect(ok.statusCode).toBe(201);
     expect(ok.json()).toEqual({

@@ -179,6 +179,10 @@ describe('pipeline runs over HTTP', () => {
     );
     insertClient.run('ACME', 'Acme', 'D2026A00001', T0, T0);
     insertClient.run('GLOBEX', 'Globex', 'D2026A00009', T0, T0);
+    // Ownership is stored on the connection (issue 13): ACME owns D…01; D…02 belongs to nobody.
+    t.rt.db
+      .prepare("INSERT INTO connections (connection_id, name, owner_client_id, created_at, updated_at) VALUES ('D2026A00001', 'acme', 'ACME', ?, ?)")
+      .run(T0, T0);
     const own = await importPipeline({ ...minimalPayload('Own'), destination: { connectionId: 'D2026A00001' } });
     const mixed = await importPipeline(minimalPayload('Mixed')); // source D…01, destination D…02
     const acme = await createUserWithKey(t, { clientId: 'ACME' });

@@ -23,7 +23,7 @@ describe('reconciler routes (directory mode)', () => {
   afterEach(async () => t.close());
 
   it('GET /v1/reconciler/status: every manifest with phase, revisions, retries and resources', async () => {
-    const res = await t.app.inject({ url: '/v1/reconciler/status', headers: member });
+    const res = await t.app.inject({ url: '/v1/reconciler/status', headers: admin });
     expect(res.statusCode).toBe(200);
     const at = '2026-03-01T10:00:00.000Z';
     const body = res.json();
@@ -82,16 +82,16 @@ describe('reconciler routes (directory mode)', () => {
   });
 
   it('filters by kind and phase', async () => {
-    const byKind = await t.app.inject({ url: '/v1/reconciler/status?kind=CoreModel', headers: member });
+    const byKind = await t.app.inject({ url: '/v1/reconciler/status?kind=CoreModel', headers: admin });
     expect(byKind.json().items.map((i: { name: string }) => i.name)).toEqual(['retail']);
-    const byPhase = await t.app.inject({ url: '/v1/reconciler/status?phase=Invalid', headers: member });
+    const byPhase = await t.app.inject({ url: '/v1/reconciler/status?phase=Invalid', headers: admin });
     expect(byPhase.json().items.map((i: { name: string }) => i.name)).toEqual(['B']);
-    const both = await t.app.inject({ url: '/v1/reconciler/status?kind=Connection&phase=Failed', headers: member });
+    const both = await t.app.inject({ url: '/v1/reconciler/status?kind=Connection&phase=Failed', headers: admin });
     expect(both.json().items).toEqual([]);
   });
 
   it('answers a bad filter with 400 naming the allowed values', async () => {
-    const res = await t.app.inject({ url: '/v1/reconciler/status?kind=Nope&phase=Done', headers: member });
+    const res = await t.app.inject({ url: '/v1/reconciler/status?kind=Nope&phase=Done', headers: admin });
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({
       success: false,
@@ -161,14 +161,14 @@ describe('reconciler routes (directory mode)', () => {
     let contentType = '';
     // Like every S endpoint it needs the CSRF token: a browser's EventSource, which cannot set
     // headers, sends it as ?ctn=.
-    const noToken = await t.app.inject({ url: '/v1/reconciler/events', headers: { cookie: member.cookie } });
+    const noToken = await t.app.inject({ url: '/v1/reconciler/events', headers: { cookie: admin.cookie } });
     expect(noToken.statusCode).toBe(403);
     expect(noToken.json()).toEqual({ success: false, error: 'Invalid CSRF token' });
     const req = request({
       host: '127.0.0.1',
       port,
-      path: `/v1/reconciler/events?ctn=${encodeURIComponent(member.ctn)}`,
-      headers: { cookie: member.cookie },
+      path: `/v1/reconciler/events?ctn=${encodeURIComponent(admin.ctn)}`,
+      headers: { cookie: admin.cookie },
     });
     req.on('response', (res) => {
       contentType = String(res.headers['content-type']);
@@ -211,7 +211,7 @@ describe('reconciler routes (directory mode)', () => {
     const { port } = t.app.server.address() as AddressInfo;
     let ended = false;
     const listeners = t.rt.reconciler.listenerCount('event');
-    const req = request({ host: '127.0.0.1', port, path: '/v1/reconciler/events', headers: member });
+    const req = request({ host: '127.0.0.1', port, path: '/v1/reconciler/events', headers: admin });
     req.on('response', (res) => {
       res.on('data', () => {});
       res.on('end', () => (ended = true));

@@ -41,7 +41,7 @@ describe('bictl users', () => {
     const r = await run(['users', 'list']);
     expect(r.code).toBe(0);
     const [header, ...rows] = r.out[0].split('\n');
-    expect(header).toMatch(/^USER ID\s+USERNAME\s+ROLE\s+CREATED$/);
+    expect(header).toMatch(/^USER ID\s+USERNAME\s+ROLE\s+CLIENTS\s+STATE\s+CREATED$/);
     expect(rows.map((l) => l.split(/\s+/).slice(0, 3).join(' '))).toEqual([
       expect.stringMatching(/^U\d{4}A00001 alice admin$/),
       expect.stringMatching(/^U\d{4}A00002 bob member$/),
@@ -53,5 +53,26 @@ describe('bictl users', () => {
     expect((await run(['users', 'add', 'al ice'], 'long enough pw\n')).err[0]).toMatch(/^bictl: username must be 1 to 64 characters/);
     await run(['users', 'add', 'alice'], 'long enough pw\n');
     expect(await run(['users', 'add', 'ALICE'], 'long enough pw\n')).toEqual({ code: 1, out: [], err: ['bictl: User ALICE already exists'] });
+  });
+
+  it('grant, revoke-grant, disable, enable and set-role change what list shows; the last admin stays', async () => {
+    await run(['users', 'add', 'alice', '--admin'], 'correct horse battery\n');
+    await run(['users', 'add', 'bob'], 'another good one\n');
+    const rows = async () => (await run(['users', 'list'])).out[0].split('\n').slice(1).map((l) => l.split(/\s+/).slice(1, 5).join(' '));
+    expect(await run(['users', 'grant', 'bob', 'acme', 'GLOBEX'])).toEqual({ code: 0, out: [], err: [] });
+    expect(await rows()).toEqual(['alice admin - enabled', 'bob member ACME,GLOBEX enabled']);
+    await run(['users', 'revoke-grant', 'bob', 'GLOBEX']);
+    await run(['users', 'disable', 'bob']);
+    expect(await rows()).toEqual(['alice admin - enabled', 'bob member ACME disabled']);
+    await run(['users', 'enable', 'bob']);
+    await run(['users', 'set-role', 'bob', 'admin']);
+    expect(await rows()).toEqual(['alice admin - enabled', 'bob admin ACME enabled']);
+    expect(await run(['users', 'disable', 'alice'])).toEqual({ code: 0, out: [], err: [] });
+    // bob is now the last enabled admin.
+    expect(await run(['users', 'set-role', 'bob', 'member'])).toEqual({ code: 1, out: [], err: ['bictl: The last admin cannot be demoted or disabled'] });
+    expect(await run(['users', 'disable', 'bob'])).toEqual({ code: 1, out: [], err: ['bictl: The last admin cannot be demoted or disabled'] });
+    expect(await run(['users', 'grant', 'nobody', 'ACME'])).toEqual({ code: 1, out: [], err: ['bictl: no user named nobody'] });
+    expect(await run(['users', 'grant', 'bob', 'a b'])).toEqual({ code: 1, out: [], err: ['bictl: client/0 must be 1 to 64 letters, digits, "_" or "-"'] });
+    expect(await run(['users', 'set-role', 'bob', 'owner'])).toEqual({ code: 1, out: [], err: ['bictl: role must be admin or member'] });
   });
 });

@@ -4,6 +4,7 @@ import { Progress } from '../progress.js';
 import { isClientId } from '../schema-rules.js';
 
 const MAX_BYTES = 1024 * 1024;
+const CONNECTION_ID = /^D\d{4}A\d{5}$/;
 
 /** Import: an exported onboarding package file → onboarding, with live progress and the outcome. */
 export function importPage() {
@@ -12,6 +13,13 @@ export function importPage() {
   const summary = h('div', { id: 'package-summary', 'aria-live': 'polite' });
   const asId = h('input', { type: 'text', name: 'clientId', autocomplete: 'off', spellcheck: 'false' });
   const asName = h('input', { type: 'text', name: 'clientName' });
+  // A copy under another ID needs its own data source: a connection belongs to one client.
+  const asConnection = h('input', { type: 'text', name: 'connectionId', autocomplete: 'off', spellcheck: 'false', placeholder: 'D####A#####' });
+  const isCopy = () => pkg !== null && asId.value.trim().toUpperCase() !== String(pkg.clientId ?? '').toUpperCase();
+  asId.addEventListener('input', () => {
+    if (isCopy() && asConnection.value === String(pkg.connectionId ?? '')) asConnection.value = '';
+    if (!isCopy() && pkg && !asConnection.value) asConnection.value = String(pkg.connectionId ?? '');
+  });
   const progressBox = h('div', { id: 'progress' });
   const resultBox = h('div');
   const submit = h('button', { type: 'submit', id: 'import', disabled: true }, 'Import');
@@ -34,6 +42,7 @@ export function importPage() {
     }
     asId.value = String(pkg.clientId ?? '').toUpperCase();
     asName.value = String(pkg.clientName ?? '');
+    asConnection.value = String(pkg.connectionId ?? '');
     const vdms = Array.isArray(pkg.vdm) ? pkg.vdm : [];
     const dashboards = Array.isArray(pkg.dashboards) ? pkg.dashboards : [];
     render(summary, h('dl', { class: 'facts' },
@@ -53,6 +62,7 @@ export function importPage() {
     h('div', { class: 'grid2' },
       field('Import as client ID', asId, 'Change it to create a copy under another ID.'),
       field('Display name', asName)),
+    field('Data source (connection ID)', asConnection, 'A copy under another ID needs its own data source: the original\'s belongs to the original client.'),
     h('div', { class: 'actions' }, submit),
     progressBox);
   form.addEventListener('submit', async (e) => {
@@ -60,8 +70,13 @@ export function importPage() {
     if (!pkg) return;
     const clientId = asId.value.trim().toUpperCase();
     if (!isClientId(clientId)) return render(resultBox, notice('bad', 'Client ID: use letters, digits, "_" or "-".'));
+    const connectionId = asConnection.value.trim();
+    if (!CONNECTION_ID.test(connectionId)) return render(resultBox, notice('bad', 'Data source: enter a connection ID of the shape D####A#####.'));
+    if (isCopy() && connectionId === String(pkg.connectionId ?? '')) {
+      return render(resultBox, notice('bad', `Data source: ${connectionId} belongs to ${pkg.clientId}; a copy under another ID needs its own connection.`));
+    }
     submit.disabled = true;
-    const body = { ...pkg, clientId, clientName: asName.value.trim() || pkg.clientName };
+    const body = { ...pkg, clientId, clientName: asName.value.trim() || pkg.clientName, connectionId };
     const progress = new Progress(clientSteps({ withConnection: false, withDashboards: Array.isArray(body.dashboards) && body.dashboards.length > 0 }));
     render(progressBox, h('h2', {}, 'Progress'), progress.el);
     render(resultBox);

@@ -260,16 +260,44 @@ describe('Client applier through manifest files', () => {
     expect(counts.kept).toEqual(counts.actual);
   });
 
-  it('keeps a shared connection another client uses when the client that created it is pruned', async () => {
+  it('never binds a client to the connection another client\'s onboarding created: Failed, nothing of it stored', async () => {
     t = await makeTestRuntime();
     writeCoreModel(t);
+    t.write('clients/ACME.yaml', clientManifest(onboardingPackage()));
+    await t.sync();
+    t.write('clients/GLOBEX.yaml', clientManifest(onboardingPackage('GLOBEX')));
+    await t.sync();
+    expect(t.rt.reconciler.status.get('Client/GLOBEX')).toMatchObject({ phase: 'Failed', message: expect.stringContaining(`Connection ${CONNECTION_ID} belongs to another client`) });
+    expect(count(t.rt.db, 'semantic_models', "client_id = 'GLOBEX'")).toBe(0);
+    expect(t.rt.db.prepare('SELECT owner_client_id FROM connections').all()).toEqual([{ owner_client_id: 'ACME' }]);
+  });
+
+  it('keeps a shared connection two clients use when one of them is pruned', async () => {
+    t = await makeTestRuntime();
+    writeCoreModel(t);
+    t.write('connections/shared.yaml', manifest('Connection', 'shared', { connectionId: CONNECTION_ID, name: 'Platform', shared: true }));
     t.write('clients/ACME.yaml', clientManifest(onboardingPackage()));
     t.write('clients/GLOBEX.yaml', clientManifest(onboardingPackage('GLOBEX')));
     await t.sync();
     t.remove('clients/ACME.yaml');
     await t.sync();
-    expect(count(t.rt.db, 'connections')).toBe(1);
+    expect(t.rt.db.prepare('SELECT owner_client_id, shared FROM connections').all()).toEqual([{ owner_client_id: null, shared: 1 }]);
     expect(clientRow(t, 'GLOBEX')?.status).toBe('ACTIVE');
+  });
+
+  it('a client claims an unowned Connection; spec.owner names it, and a change of owner fails', async () => {
+    t = await makeTestRuntime();
+    writeCoreModel(t);
+    t.write('connections/wh.yaml', manifest('Connection', 'wh', { connectionId: CONNECTION_ID, name: 'Warehouse' }));
+    t.write('clients/ACME.yaml', clientManifest(onboardingPackage()));
+    await t.sync();
+    expect(t.rt.db.prepare('SELECT owner_client_id FROM connections').get()).toEqual({ owner_client_id: 'ACME' });
+    t.write('connections/wh.yaml', manifest('Connection', 'wh', { connectionId: CONNECTION_ID, name: 'Warehouse', owner: 'GLOBEX' }));
+    await t.sync();
+    expect(t.rt.reconciler.status.get('Connection/wh')).toMatchObject({ phase: 'Failed', message: expect.stringContaining(`connection ${CONNECTION_ID} belongs to client ACME; its owner cannot change`) });
+    t.write('connections/wh.yaml', manifest('Connection', 'wh', { connectionId: CONNECTION_ID, name: 'Warehouse', owner: 'ACME', shared: true }));
+    await t.sync();
+    expect(t.rt.reconciler.status.get('Connection/wh')).toMatchObject({ phase: 'Failed', message: 'validate: spec.owner and spec.shared: true exclude each other' });
   });
 
   it('moves to another clientId when the manifest changes it: the old one is DELETED', async () => {

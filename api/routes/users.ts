@@ -1,0 +1,80 @@
+import type { FastifyInstance } from 'fastify';
+import { checkClientIds, type Role, type UserView } from '../../controller/auth/users.ts';
+import { NotFoundError, ValidationError } from '../../controller/errors.ts';
+import type { Problem } from '../../controller/types.ts';
+import { requireSession } from '../auth/guards.ts';
+import { principalOf } from '../auth/principal.ts';
+
+const ROLES: readonly Role[] = ['admin', 'member'];
+
+type Rec = Record<string, unknown>;
+
+function objectBody(body: unknown): Rec {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ValidationError([{ path: '', message: 'Request body must be a JSON object' }]);
+  return body as Rec;
+}
+
+/** `clients`: an array of client IDs (uppercased), or a problem. */
+function readClients(value: unknown, problems: Problem[]): string[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value) || value.some((c) => typeof c !== 'string')) {
+    problems.push({ path: 'clients', message: 'clients must be an array of client IDs' });
+    return undefined;
+  }
+  const ids = [...new Set((value as string[]).map((c) => c.trim().toUpperCase()))];
+  problems.push(...checkClientIds(ids));
+  return ids;
+}
+
+function readRole(value: unknown, problems: Problem[], required: boolean): Role | undefined {
+  if (value === undefined && !required) return undefined;
+  if (typeof value !== 'string' || !(ROLES as readonly string[]).includes(value)) {
+    problems.push({ path: 'role', message: `role must be one of ${ROLES.join(', ')}` });
+    return undefined;
+  }
+  return value as Role;
+}
+
+const view = (u: UserView) => ({ userId: u.userId, username: u.username, role: u.role, clients: u.clients, disabled: u.disabled, createdAt: u.createdAt });
+
+/**
+ * The users API (DESIGN.md, tenancy): list, create, change role / grants / disabled. Admin
+ * sessions only; the last enabled admin cannot be demoted or disabled (409).
+ */
+export default async function userRoutes(app: FastifyInstance): Promise<void> {
+  const admin = { preHandler: requireSession(app, { role: 'admin' }) };
+
+  app.get('/v1/bi/admin/users/:userId', admin, async () => ({ success: true, users: app.runtime.auth.users.views().map(view) }));
+
+  app.post('/v1/bi/admin/users/:userId', admin, async (req, reply) => {
+    const b = objectBody(req.body);
+    const problems: Problem[] = [];
+    for (const field of ['username', 'password'] as const) {
+      if (typeof b[field] !== 'string' || b[field] === '') problems.push({ path: field, message: `${field} is required` });
+    }
+    const role = readRole(b.role, problems, true);
+    const clients = readClients(b.clients, problems);
+    if (problems.length) throw new ValidationError(problems);
+    const auth = app.runtime.auth;
+    const user = await auth.users.create({ username: b.username as string, password: b.password as string, role: role as Role, cost: auth.settings.passwordCost });
+    if (clients?.length) auth.users.grant(user.userId, clients, principalOf(req).userId);
+    req.log.info({ userId: user.userId, role, by: principalOf(req).userId }, 'user created');
+    return reply.status(201).header('cache-control', 'no-store').send({ success: true, user: view(auth.users.view(user.userId) as UserView) });
+  });
+
+  app.patch<{ Params: { targetUserId: string; userId: string } }>('/v1/bi/admin/users/:targetUserId/:userId', admin, async (req) => {
+    const b = objectBody(req.body);
+    const problems: Problem[] = [];
+    const role = readRole(b.role, problems, false);
+    const clients = readClients(b.clients, problems);
+    if (b.disabled !== undefined && typeof b.disabled !== 'boolean') problems.push({ path: 'disabled', message: 'disabled must be boolean' });
+    if (problems.length) throw new ValidationError(problems);
+    const users = app.runtime.auth.users;
+    const target = req.params.targetUserId;
+    if (!users.get(target)) throw new NotFoundError(`User ${target} not found`);
+    users.update(target, { role, disabled: b.disabled as boolean | undefined });
+    if (clients) users.setClients(target, clients, principalOf(req).userId);
+    req.log.info({ userId: target, role, clients, disabled: b.disabled, by: principalOf(req).userId }, 'user changed');
+    return { success: true, user: view(users.view(target) as UserView) };
+  });
+}

@@ -1,0 +1,106 @@
+import type { Store } from '../store/db.ts';
+import type { Principal } from '../auth/principal.ts';
+import { ConflictError, ForbiddenError } from '../errors.ts';
+import { connectionOwnership, dashboardOwner, manifestOwner, pipelineOwner, vdmOwner } from './ownership.ts';
+import { isUnconfined, tenantsOf, withinTenants } from './tenants.ts';
+
+/** What an authorization question is about. */
+export type Target =
+  /** The platform itself: users, sync, settings, core models, connections of the wizard. */
+  | { kind: 'platform' }
+  | { kind: 'client'; clientId: string }
+  | { kind: 'connection'; connectionId: string }
+  | { kind: 'vdm'; vdmId: string }
+  | { kind: 'dashboard'; facadeId: string }
+  | { kind: 'pipeline'; pipelineId: string }
+  /** A reconcile status row or event, by manifest key (`Client/ACME`). */
+  | { kind: 'manifest'; key: string }
+  /** Another user's keys. */
+  | { kind: 'user'; userId: string };
+
+/**
+ * `read`: see it (outside the caller's tenants it answers as if it did not exist); `use`:
+ * reference it from something the caller creates; `onboard`: create or re-create that client;
+ * `run`: start or read the runs of a pipeline (the same rule as reading it: a run belongs to its
+ * pipeline's owner; controller/runs/access.ts asks `can(p, 'run', {kind: 'pipeline', pipelineId})`);
+ * `admin`: manage it (admins only).
+ */
+export type Action = 'read' | 'use' | 'onboard' | 'run' | 'admin';
+
+export const ADMIN_REQUIRED = 'Admin role required';
+export const connectionTaken = (connectionId: string): string => `Connection ${connectionId} belongs to another client`;
+
+/**
+ * The one authorization module: "may principal P do action A on object O". Every route and use
+ * case asks it; none decides tenancy on its own.
+ */
+export class Authorizer {
+  readonly #db: Store;
+
+  constructor(opts: { db: Store }) {
+    this.#db = opts.db;
+  }
+
+  can(p: Principal, action: Action, target: Target): boolean {
+    const db = this.#db;
+    // An unconfined admin may touch every tenant's objects: no owner lookup on the hot paths
+    // (whether the object exists is the caller's own question: 404 / unknown-ID texts).
+    if (target.kind !== 'platform' && target.kind !== 'user' && isUnconfined(p)) return true;
+    switch (target.kind) {
+      case 'platform':
+        return p.role === 'admin' && isUnconfined(p);
+      case 'user':
+        // Their own keys: any user; another user's: admins.
+        return target.userId === p.userId || this.can(p, 'admin', { kind: 'platform' });
+      case 'client':
+        if (action === 'admin') return this.can(p, 'admin', { kind: 'platform' });
+        return withinTenants(p, target.clientId.trim().toUpperCase());
+      case 'connection': {
+        const c = connectionOwnership(db, target.connectionId);
+        if (!c) return false;
+        return (action === 'use' && c.shared) || withinTenants(p, c.owner);
+      }
+      case 'vdm': {
+        const owner = vdmOwner(db, target.vdmId);
+        return owner !== undefined && withinTenants(p, owner);
+      }
+      case 'dashboard': {
+        const owner = dashboardOwner(db, target.facadeId);
+        return owner !== undefined && withinTenants(p, owner);
+      }
+      case 'pipeline': {
+        const owner = pipelineOwner(db, target.pipelineId);
+        return owner !== undefined && withinTenants(p, owner);
+      }
+      case 'manifest':
+        return withinTenants(p, manifestOwner(db, target.key));
+    }
+  }
+
+  /** Throws 403 `Admin role required` unless the caller is an unconfined admin. */
+  requireAdmin(p: Principal): void {
+    if (!this.can(p, 'admin', { kind: 'platform' })) throw new ForbiddenError(ADMIN_REQUIRED);
+  }
+
+  /** Onboarding `clientId`: within the caller's tenants (a scoped key names its own client). */
+  requireOnboard(p: Principal, clientId: string): void {
+    if (this.can(p, 'onboard', { kind: 'client', clientId })) return;
+    if (p.clientScope && p.clientScope !== clientId) throw new ForbiddenError(`API key is scoped to client ${p.clientScope}`);
+    throw new ForbiddenError(`Client ${clientId} is not granted to ${p.username}`);
+  }
+
+  /**
+   * Onboarding never binds a client to a connection owned by another client, whoever calls;
+   * a confined caller may not claim an unowned platform connection either (409, nothing written).
+   */
+  requireConnectionFor(p: Principal, clientId: string, connectionId: string): void {
+    const c = connectionOwnership(this.#db, connectionId);
+    if (!c || c.shared || c.owner === clientId) return;
+    if (c.owner !== null || !isUnconfined(p)) throw new ConflictError(connectionTaken(connectionId));
+  }
+
+  /** The clients whose objects the caller sees ('all' for an unconfined admin). */
+  tenants(p: Principal): 'all' | readonly string[] {
+    return tenantsOf(p);
+  }
+}
