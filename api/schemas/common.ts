@@ -72,7 +72,7 @@ export interface RouteDoc {
   tags: string[];
   auth: Auth;
   /** The method: POST, PUT and PATCH routes parse a body and can answer its failures. */
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   params?: Json;
   querystring?: Json;
   body?: Json;
@@ -121,7 +121,7 @@ const SECURITY: Record<Auth, Json[]> = {
 export function route(d: RouteDoc): FastifySchema {
   const err = d.errors ?? 'ErrorBody';
   const response: Record<number, Json> = { ...guardResponses(d.auth) };
-  if (d.method === 'POST') {
+  if (d.method === 'POST' || d.method === 'PATCH') {
     response[413] = answer(err, 'The body is larger than the limit (BI_BODY_LIMIT)');
     if (!d.rawBody) {
       response[400] = answer(err, 'Malformed JSON, an empty body, or a body nested too deep');

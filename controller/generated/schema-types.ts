@@ -981,6 +981,10 @@ export type ApiDashboardView = {
 };
 export type ApiDashboardRead = {
   success: true;
+  /**
+   * the client that owns the dashboard (the owner of its connection); null when none
+   */
+  owner: string | null;
   dashboard: ApiDashboardView;
 };
 /**
@@ -1076,6 +1080,10 @@ export type ApiPipelineView = {
    * ISO 8601 timestamp (UTC)
    */
   updatedAt: string;
+  /**
+   * the client that owns the pipeline (the owner of its connections); null when none or mixed
+   */
+  owner?: string | null;
 };
 /**
  * A pipeline run (DESIGN "Pipeline runs")
@@ -1238,6 +1246,47 @@ export type ApiNotifierDelivery = {
  */
 export type ApiNotifierDeliveries = {
   notifiers: ApiNotifierDelivery[];
+};
+/**
+ * A user: never the password hash
+ */
+export type ApiUserView = {
+  /**
+   * user ID
+   */
+  userId: string;
+  username: string;
+  role: 'admin' | 'member';
+  /**
+   * the clients granted to a member
+   */
+  clients: string[];
+  disabled: boolean;
+  /**
+   * ISO 8601 timestamp (UTC)
+   */
+  createdAt: string;
+};
+export type ApiUserList = {
+  success: true;
+  users: ApiUserView[];
+};
+export type ApiUserWritten = {
+  success: true;
+  user: ApiUserView;
+};
+/**
+ * A new user (`PATCH`: every field optional, no username or password)
+ */
+export type ApiUserRequest = {
+  username?: string;
+  password?: string;
+  role?: 'admin' | 'member';
+  /**
+   * client IDs to grant
+   */
+  clients?: string[];
+  disabled?: boolean;
 };
 export type ApiSettingsSession = {
   success: true;

@@ -1,0 +1,42 @@
+import { answer, apiBody, pathParams, route, USER_ID } from './common.ts';
+
+const admin = { tags: ['users'], auth: 'admin' as const };
+
+/** The users API (DESIGN "Tenancy and authorization"): admin sessions only. */
+export const userSchemas = {
+  list: route({
+    ...admin,
+    method: 'GET',
+    operationId: 'listUsers',
+    summary: 'Every user with role, grants and state',
+    params: pathParams({ userId: USER_ID }),
+    response: { 200: answer('UserList', 'The users') },
+  }),
+  create: route({
+    ...admin,
+    method: 'POST',
+    operationId: 'createUser',
+    summary: 'Create a user (Cache-Control: no-store)',
+    params: pathParams({ userId: USER_ID }),
+    body: apiBody('UserRequest'),
+    response: {
+      201: answer('UserWritten', 'Created'),
+      400: answer('ErrorBody', 'A field is missing or invalid (each named), or a malformed body'),
+      409: answer('ErrorBody', 'The username is taken'),
+    },
+  }),
+  update: route({
+    ...admin,
+    method: 'PATCH',
+    operationId: 'updateUser',
+    summary: "Change a user's role, grants or disabled state",
+    params: pathParams({ targetUserId: USER_ID, userId: USER_ID }),
+    body: apiBody('UserRequest'),
+    response: {
+      200: answer('UserWritten', 'Changed'),
+      400: answer('ErrorBody', 'A field is invalid (each named), or a malformed body'),
+      404: answer('ErrorBody', '`User <ID> not found`'),
+      409: answer('ErrorBody', 'The last admin cannot be demoted or disabled'),
+    },
+  }),
+};
