@@ -37,7 +37,7 @@ export async function startServer(config: Config): Promise<Server> {
     await runtime.stop();
     throw err;
   }
-  const app = await buildApp({ runtime, logger: log, trustProxy: config.trustProxy });
+  const app = await buildApp({ runtime, logger: log, trustProxy: config.trustProxy, timeouts: config.timeouts });
   const url = await app.listen({ host: config.host, port: config.port });
   log.info({ url, manifests: runtime.source.root, db: config.dbPath, git: config.git ? `${redactUrl(config.git.url)}#${config.git.branch}` : undefined }, 'listening');
   // Serve /healthz at once; /readyz turns 200 when the first full sync is done. A folder

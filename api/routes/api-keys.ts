@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { authFor } from '../../controller/auth/runtime-auth.ts';
+import { parseIsoDate } from '../../controller/dates.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../controller/errors.ts';
 import type { Problem } from '../../controller/types.ts';
 import { requireSession } from '../auth/guards.ts';
 import type { Principal } from '../auth/types.ts';
 
 const CLIENT_ID = /^[A-Z0-9][A-Z0-9_-]{0,63}$/;
-const ISO_8601 = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
 interface CreateKeyBody {
   label: string;
@@ -34,10 +34,10 @@ export function parseCreateKey(body: unknown, now: Date): CreateKeyBody {
   }
   if (typeof b.targetUserId === 'string' && b.targetUserId) out.targetUserId = b.targetUserId;
   if (typeof b.expiresAt === 'string' && b.expiresAt) {
-    const at = Date.parse(b.expiresAt);
-    if (!ISO_8601.test(b.expiresAt) || Number.isNaN(at)) problems.push({ path: 'expiresAt', message: 'must be an ISO 8601 date-time' });
-    else if (at <= now.getTime()) problems.push({ path: 'expiresAt', message: 'must be in the future' });
-    else out.expiresAt = new Date(at).toISOString();
+    const at = parseIsoDate(b.expiresAt);
+    if (!at) problems.push({ path: 'expiresAt', message: 'must be an ISO 8601 date-time' });
+    else if (at.getTime() <= now.getTime()) problems.push({ path: 'expiresAt', message: 'must be in the future' });
+    else out.expiresAt = at.toISOString();
   }
   if (typeof b.clientId === 'string' && b.clientId) {
     const clientId = b.clientId.trim().toUpperCase();
@@ -57,7 +57,7 @@ function caller(principal: Principal | undefined): Principal {
 export default async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
   const session = requireSession(app);
 
-  app.post<{ Params: { userId: string } }>('/v1/api-keys/:userId', { preHandler: session }, async (req, reply) => {
+  app.post<{ Params: { userId: string } }>('/v1/api-keys/:userId', { preHandler: session, config: { noStore: true } }, async (req, reply) => {
     const me = caller(req.principal);
     const auth = authFor(app.runtime);
     const body = parseCreateKey(req.body, app.runtime.clock());

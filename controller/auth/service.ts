@@ -7,6 +7,7 @@ import type { Clock } from '../types.ts';
 import { isWellFormedApiKey } from './api-key-text.ts';
 import { ApiKeyStore, type ApiKeyInfo, type ApiKeyRecord } from './api-keys.ts';
 import { hashPassword, verifyPassword, type ScryptCost } from './passwords.ts';
+import { Semaphore } from '../semaphore.ts';
 import { TokenBuckets, WindowCounter } from './rate-limit.ts';
 import { sha256 } from './secrets.ts';
 import { SessionStore, type SessionTokens, type SessionTtls } from './sessions.ts';
@@ -18,6 +19,10 @@ export interface LoginLimits {
   /** Failed logins allowed per client IP per window. */
   perIp: number;
   windowMs: number;
+  /** Password hashes (scrypt) running at once; the rest wait in a queue. */
+  concurrentHashes?: number;
+  /** Logins waiting for a hash slot; one more is refused at once (503). */
+  queuedHashes?: number;
 }
 
 export interface AuthSettings {
@@ -36,7 +41,7 @@ export const DEFAULT_AUTH_SETTINGS: AuthSettings = {
   keyRateLimit: 5000,
   keyCacheTtlMs: 30_000,
   lastUsedFlushMs: 1000,
-  login: { perUsername: 10, perIp: 50, windowMs: 15 * 60_000 },
+  login: { perUsername: 10, perIp: 50, windowMs: 15 * 60_000, concurrentHashes: 2, queuedHashes: 32 },
   sessionTtls: {},
 };
 
@@ -64,7 +69,8 @@ export type KeyCheck =
 export type LoginResult =
   | { ok: true; user: User; tokens: SessionTokens }
   | { ok: false; status: 401 }
-  | { ok: false; status: 429; retryAfterSeconds: number };
+  | { ok: false; status: 429; retryAfterSeconds: number }
+  | { ok: false; status: 503; retryAfterSeconds: number };
 
 interface CachedKey {
   key: ApiKeyRecord;
@@ -94,6 +100,7 @@ export class AuthService {
   readonly #keyLimiter: TokenBuckets;
   readonly #loginByIp: WindowCounter;
   readonly #loginByName: WindowCounter;
+  readonly #hashSlots: Semaphore;
   #dummyHash: Promise<string> | undefined;
   #closed = false;
 
@@ -120,6 +127,7 @@ export class AuthService {
     const { login } = this.settings;
     this.#loginByIp = new WindowCounter({ limit: login.perIp, windowMs: login.windowMs, clock: opts.clock });
     this.#loginByName = new WindowCounter({ limit: login.perUsername, windowMs: login.windowMs, clock: opts.clock });
+    this.#hashSlots = new Semaphore({ limit: login.concurrentHashes ?? 2, maxQueue: login.queuedHashes ?? 32 });
   }
 
   // ---- API keys -------------------------------------------------------------------------
@@ -216,20 +224,32 @@ export class AuthService {
    * dummy hash, so both failures cost the same and answer the same.
    */
   async login(username: string, password: string, ip: string): Promise<LoginResult> {
+    if (!this.#hashSlots.hasRoom) return { ok: false, status: 503, retryAfterSeconds: 1 };
     const nameKey = username.toLowerCase();
-    const blocked = [this.#loginByIp.check(ip), this.#loginByName.check(nameKey)].filter((a) => !a.ok);
-    if (blocked.length) {
-      return { ok: false, status: 429, retryAfterSeconds: Math.max(...blocked.map((a) => (a.ok ? 0 : a.retryAfterSeconds))) };
+    // The attempt counts as a failure before the password is checked, so a burst in flight is
+    // limited exactly like a sequence; a success hands its reservation back.
+    const byIp = this.#loginByIp.reserve(ip);
+    const byName = byIp.ok ? this.#loginByName.reserve(nameKey) : byIp;
+    if (!byIp.ok || !byName.ok) {
+      if (byIp.ok) this.#loginByIp.release(ip);
+      const refused = [byIp, byName].map((a) => (a.ok ? 0 : a.retryAfterSeconds));
+      return { ok: false, status: 429, retryAfterSeconds: Math.max(...refused) };
     }
-    const cred = this.users.credentials(username);
-    const matches = await this.#verify(password, cred?.passwordHash ?? (await this.#dummy()));
-    if (!cred || !matches) {
-      this.#loginByIp.record(ip);
-      this.#loginByName.record(nameKey);
-      return { ok: false, status: 401 };
+    const checked = this.#hashSlots.tryRun(async () => {
+      const cred = this.users.credentials(username);
+      const matches = await this.#verify(password, cred?.passwordHash ?? (await this.#dummy()));
+      return cred && matches ? cred.user : undefined;
+    });
+    if (!checked) {
+      this.#loginByIp.release(ip);
+      this.#loginByName.release(nameKey);
+      return { ok: false, status: 503, retryAfterSeconds: 1 };
     }
+    const user = await checked;
+    if (!user) return { ok: false, status: 401 };
+    this.#loginByIp.release(ip);
     this.#loginByName.reset(nameKey);
-    return { ok: true, user: cred.user, tokens: this.sessions.create(cred.user.userId) };
+    return { ok: true, user, tokens: this.sessions.create(user.userId) };
   }
 
   /** Creates the first admin from BI_ADMIN_USER / BI_ADMIN_PASSWORD when that user is absent. */
