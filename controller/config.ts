@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import proxyAddr from '@fastify/proxy-addr';
 
-const compileTrust = (proxies: string[]) => proxyAddr.compile(proxies);
+const compileTrust = (proxies: readonly string[]) => proxyAddr.compile([...proxies]);
 
 /** Everything the process can be told, from the environment (flags of `bictl` override it). */
 export interface Config {
@@ -27,7 +27,7 @@ export interface Config {
 }
 
 /** `BI_TRUST_PROXY`: `false`; a hop count (`true` = 1); or proxy addresses / CIDRs / `loopback`… */
-export type TrustProxy = false | { hops: number } | { proxies: string[] };
+export type TrustProxy = false | { hops: number } | { proxies: readonly string[] };
 
 export interface ServerTimeouts {
   /** The request line and headers must be in within this (slowloris). */

@@ -4,6 +4,7 @@ import { DEFAULT_TEST_TIMEOUT_MS, testConnection, type ConnectionTarget } from '
 import { ForbiddenError, formatProblem, NotFoundError, ValidationError } from '../../controller/errors.ts';
 import type { ConnectionSpec } from '../../controller/kinds/connection/applier.ts';
 import { SecretStore } from '../../controller/secrets/store.ts';
+import { secretTarget } from '../../controller/secrets/target.ts';
 import { IdAllocator, isIdOf } from '../../controller/store/ids.ts';
 import type { Manifest, Problem } from '../../controller/types.ts';
 import { safeManifestPath } from '../../controller/writers/paths.ts';
@@ -124,6 +125,9 @@ export default async function settings(app: FastifyInstance, opts: SettingsOptio
 
   app.post('/v1/bi/admin/test-connection/:userId', admin, async (req) => {
     const { spec, password, secretRef } = readConnectionBody(req.body, { requireName: false });
+    // A stored password only ever goes to the target it was stored for: nothing is sent otherwise.
+    const refused = !password && secretRef ? secrets.refusal(secretRef, secretTarget({ ...spec, vendor: spec.vendor ?? 'SNOWFLAKE' })) : undefined;
+    if (refused) throw new ValidationError([{ path: 'secretRef', message: refused }], refused);
     const typed = password ?? (secretRef ? secrets.reveal(secretRef) : undefined);
     const target: ConnectionTarget = { ...spec, vendor: spec.vendor ?? 'SNOWFLAKE', password: typed };
     const result = await testConnection(target, { timeoutMs: opts.testTimeoutMs ?? DEFAULT_TEST_TIMEOUT_MS });
@@ -136,13 +140,15 @@ export default async function settings(app: FastifyInstance, opts: SettingsOptio
     const p = principalOf(req);
     const { spec, password, secretRef } = readConnectionBody(req.body, { requireName: true });
     if (secretRef && !secrets.has(secretRef)) throw invalid([{ path: 'secretRef', message: `secretRef ${secretRef} does not exist` }]);
+    const rerouted = secretRef && !password ? secrets.refusal(secretRef, secretTarget({ ...spec, vendor: spec.vendor ?? 'SNOWFLAKE' })) : undefined;
+    if (rerouted) throw invalid([{ path: 'secretRef', message: rerouted }]);
     const connectionId = spec.connectionId ?? rt.db.transaction(() => ids.next('connection'))();
     const relPath = `connections/${connectionId}.yaml`;
     safeManifestPath(rt.source.root, relPath);
     const key = `Connection/${connectionId}`;
     return rt.locks.run(key, async () => {
       const existed = await rt.writer.exists(relPath);
-      const stored = password ? secrets.put(password, { label: key, createdBy: p.userId, ...(secretRef ? { secretId: secretRef.slice('secret:'.length) } : {}) }) : undefined;
+      const stored = password ? secrets.put(password, { target: secretTarget({ ...spec, vendor: spec.vendor ?? 'SNOWFLAKE' }), label: key, createdBy: p.userId, ...(secretRef ? { secretId: secretRef.slice('secret:'.length) } : {}) }) : undefined;
       const ref = stored?.secretRef ?? secretRef;
       const manifest: Manifest<ConnectionSpec> = {
         apiVersion: 'bi.controller/v1',
