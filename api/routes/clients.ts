@@ -4,6 +4,7 @@ import { exportClient } from '../../controller/kinds/client/export.ts';
 import { listClients, parseListQuery } from '../../controller/kinds/client/listing.ts';
 import { detailView, readClient } from '../../controller/kinds/client/registry.ts';
 import { normalizeClientId } from '../../controller/kinds/client/rules.ts';
+import { RegistrySearch } from '../../controller/kinds/client/search.ts';
 import { requireSession } from '../auth/guards.ts';
 
 /**
@@ -12,10 +13,13 @@ import { requireSession } from '../auth/guards.ts';
  */
 export default async function clientRoutes(app: FastifyInstance): Promise<void> {
   const admin = { preHandler: requireSession(app, { role: 'admin' }) };
+  // One search (its worker threads and corpus) per app; the runtime is to own it (see search.ts).
+  const search = new RegistrySearch({ db: app.runtime.db });
+  app.addHook('onClose', () => search.close());
 
   app.get('/v1/bi/admin/clients/:userId', admin, async (req) => {
     const query = parseListQuery((req.query ?? {}) as Record<string, unknown>);
-    const page = listClients(app.runtime.db, query);
+    const page = await listClients(app.runtime.db, query, search);
     return { success: true, data: page.data, pagination: page.pagination };
   });
 
