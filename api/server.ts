@@ -5,6 +5,8 @@ import { createLogger } from '../controller/log.ts';
 import { Runtime } from '../controller/runtime.ts';
 import type { SyncReport } from '../controller/reconciler/reconciler.ts';
 import { redactUrl } from '../controller/sources/git.ts';
+import { checkDataDirPlacement, checkStoreSource } from '../controller/store/source.ts';
+import { removeStaleTempFiles } from '../controller/writers/directory.ts';
 import { buildApp } from './app.ts';
 
 export interface Server {
@@ -27,11 +29,20 @@ async function bootstrapAuth(runtime: Runtime): Promise<void> {
   await auth.warmUp();
 }
 
+/** How long a stop lets requests finish before it kills the git processes they wait on. */
+const DRAIN_GRACE_MS = 3000;
+
 /** `bictl serve`: the runtime, its first sync, the HTTP API on HOST:PORT. */
 export async function startServer(config: Config): Promise<Server> {
   const log = createLogger({ level: config.logLevel });
+  checkDataDirPlacement(config);
   const runtime = new Runtime({ config, log });
   try {
+    checkStoreSource(runtime.db, config, { record: true, adopt: config.adoptSource });
+    if (!config.git) {
+      const removed = await removeStaleTempFiles(runtime.source.root);
+      if (removed.length) log.warn({ files: removed.length, first: removed[0] }, 'removed temp files left by a crash');
+    }
     await bootstrapAuth(runtime);
   } catch (err) {
     await runtime.stop();
@@ -61,8 +72,16 @@ export async function startServer(config: Config): Promise<Server> {
     url,
     close: () =>
       (closing ??= (async () => {
+        // Requests drain for a while; then the source stops, killing git processes still
+        // waiting on a remote that does not answer, so neither a hanging push nor a first sync
+        // that cannot finish holds the stop.
+        const drained = app.close();
+        let grace: NodeJS.Timeout | undefined;
+        await Promise.race([drained, new Promise<void>((resolve) => (grace = setTimeout(resolve, DRAIN_GRACE_MS)))]);
+        clearTimeout(grace);
+        await runtime.source.stop();
+        await drained;
         await started;
-        await app.close();
         await runtime.stop();
       })()),
   };

@@ -24,6 +24,8 @@ export interface Config {
   adminPassword?: string;
   secretKey?: string;
   git?: GitConfig;
+  /** `--adopt-source`: make the configured source the store's own (see store/source.ts). */
+  adoptSource?: boolean;
 }
 
 /** `BI_TRUST_PROXY`: `false`; a hop count (`true` = 1); or proxy addresses / CIDRs / `loopback`… */

@@ -12,6 +12,7 @@ import { registerValidate } from './commands/validate.ts';
 export interface GlobalFlags {
   manifests?: string;
   db?: string;
+  adoptSource?: boolean;
 }
 
 /** Runs `bictl` with `argv` (node, script, ...args); resolves to the exit code. */
@@ -24,6 +25,7 @@ export async function main(argv: string[], io: CliIO = processIO): Promise<numbe
     .description('bi-controller: reconcile BI manifests from a folder or git repo into the platform')
     .option('--manifests <dir>', 'manifests directory (env BI_MANIFESTS_DIR, default ./manifests)')
     .option('--db <path>', 'SQLite store (env BI_DB_PATH, default ./data/bi.sqlite)')
+    .option('--adopt-source', "switch the store to the configured manifests source (folder or git URL/branch/path) when it was kept from another one")
     .showHelpAfterError()
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });

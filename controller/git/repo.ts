@@ -14,6 +14,8 @@ export interface GitRepoOptions {
   committer: GitIdentity;
   /** Longest a single git process may stay silent before it is killed. */
   timeoutMs?: number;
+  /** Kills every running git process of this clone, and refuses new ones, when aborted. */
+  signal?: AbortSignal;
 }
 
 export interface TreeChange {
@@ -45,6 +47,8 @@ export class GitRepo {
   readonly #timeoutMs: number;
   #git: SimpleGit | undefined;
   #ensured = false;
+  /** Aborted by `abort()` (shutdown) or by the signal of the options. */
+  readonly #abort = new AbortController();
 
   constructor(opts: GitRepoOptions) {
     this.dir = opts.dir;
@@ -52,6 +56,20 @@ export class GitRepo {
     this.branch = opts.branch;
     this.#committer = opts.committer;
     this.#timeoutMs = opts.timeoutMs ?? 120_000;
+    if (opts.signal?.aborted) this.#abort.abort();
+    else opts.signal?.addEventListener('abort', () => this.abort(), { once: true });
+  }
+
+  /**
+   * Kills the git processes running now (a fetch hanging on an unreachable remote) and makes
+   * every later command fail at once: the stop of a server never waits for the network.
+   */
+  abort(): void {
+    this.#abort.abort();
+  }
+
+  get aborted(): boolean {
+    return this.#abort.signal.aborted;
   }
 
   get remoteRef(): string {
@@ -62,6 +80,7 @@ export class GitRepo {
     this.#git ??= simpleGit({
       baseDir: this.dir,
       timeout: { block: this.#timeoutMs },
+      abort: this.#abort.signal,
       // The operator's own environment may name an SSH command or an askpass program for the remote.
       unsafe: { allowUnsafeSshCommand: true, allowUnsafeAskPass: true },
     }).env(gitEnv(process.env));
