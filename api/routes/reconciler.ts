@@ -86,6 +86,7 @@ export default async function reconcilerRoutes(app: FastifyInstance): Promise<vo
       revision: git ? git.revision : null,
       ready: rt.reconciler.ready,
       pruneBlocked: rt.reconciler.pruneBlocked ?? null,
+      ...(git?.lastError ? { gitError: git.lastError } : {}),
       items: rt.reconciler.listStatus(filter).map(statusItem),
     };
   });

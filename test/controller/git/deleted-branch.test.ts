@@ -1,0 +1,59 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { UnavailableError } from '../../../controller/errors.ts';
+import type { Manifest } from '../../../controller/types.ts';
+import { connection, coreModel, git, makeGitRuntime, Remote, type GitTestRuntime } from './harness.ts';
+
+const alice = { userId: 'U2026A00001', username: 'alice' };
+
+/** The remote branch deleted under a running controller (a bad `git push --delete`, a rename). */
+describe('a deleted remote branch', () => {
+  let remote: Remote;
+  let t: GitTestRuntime;
+
+  beforeEach(async () => {
+    remote = new Remote().init();
+    remote.write('manifests/connections/wh.yaml', connection('wh', 'Warehouse'));
+    remote.write('manifests/core-models/retail.yaml', coreModel('retail', 'Retail'));
+    remote.push('initial');
+    t = await makeGitRuntime({ url: remote.url });
+    await t.started;
+  });
+  afterEach(async () => {
+    await t.stop();
+    remote.dispose();
+  });
+
+  const branches = () => git(remote.bare, 'for-each-ref', '--format=%(refname)', 'refs/heads/');
+
+  it('is an error in the sync (kept for status and /readyz), and nothing is pruned', async () => {
+    const head = remote.remoteHead();
+    git(remote.bare, 'update-ref', '-d', 'refs/heads/main');
+    await expect(t.source.syncNow({ full: true })).rejects.toThrow(UnavailableError);
+    expect(t.source.lastError).toBe(
+      `git: branch main no longer exists on ${remote.url} (last seen at ${head.slice(0, 12)}); nothing is synced or written until it is restored (git push origin ${head}:refs/heads/main)`,
+    );
+    expect(t.rt.reconciler.status.get('CoreModel/retail')?.phase).toBe('Synced');
+    expect(t.rt.db.prepare('SELECT COUNT(*) AS n FROM core_models').get()).toEqual({ n: 1 });
+  });
+
+  it('an API write never recreates it (503, no branch on the remote), and all works again once it is restored', async () => {
+    const head = remote.remoteHead();
+    git(remote.bare, 'update-ref', '-d', 'refs/heads/main');
+    const write = t.rt.submit('core-models/new.yaml', coreModel('new') as unknown as Manifest, { actor: alice, message: 'create core model new' });
+    await expect(write).rejects.toThrow(/branch main no longer exists/);
+    await expect(write).rejects.toBeInstanceOf(UnavailableError);
+    expect(branches()).toBe('');
+    // The same after a restart: the clone remembers the branch.
+    await t.stop();
+    t = await makeGitRuntime({ url: remote.url, dir: t.dir, noWait: true });
+    await expect(t.source.syncNow({ full: true })).rejects.toThrow(/branch main no longer exists/);
+    expect(branches()).toBe('');
+    // Restored by the operator: syncs and writes go on, on top of the old history.
+    git(remote.bare, 'update-ref', 'refs/heads/main', head);
+    await t.source.syncNow({ full: true });
+    expect(t.source.lastError).toBeUndefined();
+    const ok = await t.rt.submit('core-models/new.yaml', coreModel('new') as unknown as Manifest, { actor: alice, message: 'create core model new' });
+    expect(ok.phase).toBe('Synced');
+    expect(git(remote.bare, 'merge-base', '--is-ancestor', head, 'refs/heads/main')).toBe('');
+  });
+});
