@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import type { Database } from 'better-sqlite3';
 import { realScheduler, type Cancel, type Scheduler } from '../clock.ts';
 import { parseDuration } from '../config.ts';
@@ -19,9 +20,9 @@ export interface LoginLimits {
   /** Failed logins allowed per client IP per window. */
   perIp: number;
   windowMs: number;
-  /** Password hashes (scrypt) running at once; the rest wait in a queue. */
+  /** Password hashes (scrypt) running at once (default: a quarter of the cores, at least 1); the rest wait in a queue. */
   concurrentHashes?: number;
-  /** Logins waiting for a hash slot; one more is refused at once (503). */
+  /** Logins waiting for a hash slot (default 32); one more is refused at once (503). */
   queuedHashes?: number;
 }
 
@@ -41,7 +42,7 @@ export const DEFAULT_AUTH_SETTINGS: AuthSettings = {
   keyRateLimit: 5000,
   keyCacheTtlMs: 30_000,
   lastUsedFlushMs: 1000,
-  login: { perUsername: 10, perIp: 50, windowMs: 15 * 60_000, concurrentHashes: 2, queuedHashes: 32 },
+  login: { perUsername: 10, perIp: 50, windowMs: 15 * 60_000 },
   sessionTtls: {},
 };
 
@@ -59,6 +60,14 @@ export function authSettingsFromEnv(env: NodeJS.ProcessEnv): Partial<AuthSetting
   if (env.BI_SESSION_MAX_AGE) ttls.absoluteMs = parseDuration(env.BI_SESSION_MAX_AGE, 7 * 24 * 3_600_000);
   if (Object.keys(ttls).length) out.sessionTtls = ttls;
   return out;
+}
+
+/**
+ * scrypt is CPU-bound (~50 ms of a core each): a quarter of the cores, at least one, so a
+ * login storm leaves cores for the event loop and libuv's file and store work.
+ */
+export function defaultHashSlots(): number {
+  return Math.max(1, Math.floor(availableParallelism() / 4));
 }
 
 export type KeyCheck =
@@ -127,7 +136,7 @@ export class AuthService {
     const { login } = this.settings;
     this.#loginByIp = new WindowCounter({ limit: login.perIp, windowMs: login.windowMs, clock: opts.clock });
     this.#loginByName = new WindowCounter({ limit: login.perUsername, windowMs: login.windowMs, clock: opts.clock });
-    this.#hashSlots = new Semaphore({ limit: login.concurrentHashes ?? 2, maxQueue: login.queuedHashes ?? 32 });
+    this.#hashSlots = new Semaphore({ limit: login.concurrentHashes ?? defaultHashSlots(), maxQueue: login.queuedHashes ?? 32 });
   }
 
   // ---- API keys -------------------------------------------------------------------------

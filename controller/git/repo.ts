@@ -269,7 +269,9 @@ export function gitEnv(env: NodeJS.ProcessEnv): Record<string, string> {
     if (v === undefined || /^(GIT_)?(EDITOR|PAGER|SEQUENCE_EDITOR)$|^VISUAL$/.test(k)) continue;
     out[k] = v;
   }
-  return { ...out, GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' };
+  // A transfer stalled below 1 byte/s for 60 s is given up (git-remote-http would otherwise
+  // wait on a silent remote forever, even after its git was killed); the operator's own wins.
+  return { GIT_HTTP_LOW_SPEED_LIMIT: '1', GIT_HTTP_LOW_SPEED_TIME: '60', ...out, GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' };
 }
 
 function relativeTo(prefix: string, repoPath: string): string | null {
