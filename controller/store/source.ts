@@ -2,13 +2,12 @@ import { realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Config } from '../config.ts';
 import { ConflictError } from '../errors.ts';
+import { redactUrl } from '../sources/git.ts';
 import type { Store } from './db.ts';
 
 /** Where a store's desired state comes from: a folder, or a git URL, branch and folder. */
 export type StoreSource = { kind: 'directory'; location: string } | { kind: 'git'; location: string; branch: string; path: string };
 
-/** Hides the password or token of `https://user:token@host/repo`. */
-const redact = (url: string) => url.replace(/\/\/[^/@\s]*@/, '//***@');
 
 /** A path with its symlinks resolved, as far as it exists (a folder not made yet keeps its name). */
 function realish(path: string): string {
@@ -22,7 +21,7 @@ function realish(path: string): string {
 
 /** The source a configuration names. */
 export function configuredSource(config: Pick<Config, 'git' | 'manifestsDir'>): StoreSource {
-  if (config.git) return { kind: 'git', location: redact(config.git.url), branch: config.git.branch, path: config.git.path };
+  if (config.git) return { kind: 'git', location: redactUrl(config.git.url), branch: config.git.branch, path: config.git.path };
   return { kind: 'directory', location: realish(config.manifestsDir) };
 }
 
@@ -41,7 +40,7 @@ export function recordedSource(db: Store): StoreSource | undefined {
     | undefined;
   if (row) return row.kind === 'git' ? { kind: 'git', location: row.location, branch: row.branch ?? '', path: row.path ?? '' } : { kind: 'directory', location: row.location };
   const git = db.prepare('SELECT url, branch, path FROM git_state ORDER BY synced_at DESC LIMIT 1').get() as { url: string; branch: string; path: string } | undefined;
-  return git ? { kind: 'git', location: redact(git.url), branch: git.branch, path: git.path } : undefined;
+  return git ? { kind: 'git', location: redactUrl(git.url), branch: git.branch, path: git.path } : undefined;
 }
 
 function record(db: Store, s: StoreSource, now: Date): void {
