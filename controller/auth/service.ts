@@ -24,6 +24,11 @@ export interface LoginLimits {
   concurrentHashes?: number;
   /** Logins waiting for a hash slot (default 32); one more is refused at once (503). */
   queuedHashes?: number;
+  /**
+   * A hash slot rests this many times as long as its hash took before the next hash (default 1:
+   * a slot burns at most half a core), so a login storm leaves CPU time to everything else.
+   */
+  hashRest?: number;
 }
 
 export interface AuthSettings {
@@ -244,12 +249,27 @@ export class AuthService {
       const refused = [byIp, byName].map((a) => (a.ok ? 0 : a.retryAfterSeconds));
       return { ok: false, status: 429, retryAfterSeconds: Math.max(...refused) };
     }
-    const checked = this.#hashSlots.tryRun(async () => {
-      const cred = this.users.credentials(username);
-      const matches = await this.#verify(password, cred?.passwordHash ?? (await this.#dummy()));
-      return cred && matches ? cred.user : undefined;
+    // The answer goes out as soon as the hash is done; the slot is freed only after its rest.
+    let answer: (user: User | undefined) => void = () => {};
+    let fail: (err: unknown) => void = () => {};
+    const checked = new Promise<User | undefined>((resolve, reject) => {
+      answer = resolve;
+      fail = reject;
     });
-    if (!checked) {
+    const slot = this.#hashSlots.tryRun(async () => {
+      try {
+        const cred = this.users.credentials(username);
+        const hash = cred?.passwordHash ?? (await this.#dummy());
+        const started = performance.now();
+        const matches = await this.#verify(password, hash);
+        answer(cred && matches ? cred.user : undefined);
+        const rest = (performance.now() - started) * (this.settings.login.hashRest ?? 1);
+        if (rest > 0) await new Promise<void>((resolve) => this.#scheduler(resolve, rest));
+      } catch (err) {
+        fail(err);
+      }
+    });
+    if (!slot) {
       this.#loginByIp.release(ip);
       this.#loginByName.release(nameKey);
       return { ok: false, status: 503, retryAfterSeconds: 1 };

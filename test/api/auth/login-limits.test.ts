@@ -75,6 +75,42 @@ describe('login limits under concurrency', () => {
     expect(peak).toBe(2);
   });
 
+  it('a hash slot rests as long as its hash took before the next hash starts (half a core at most)', async () => {
+    const base = await makeTestRuntime();
+    const rests: number[] = [];
+    const wake: (() => void)[] = [];
+    let verified = 0;
+    const auth = new AuthService({
+      db: base.rt.db,
+      clock: base.rt.clock,
+      scheduler: (fn, ms) => {
+        rests.push(ms);
+        wake.push(fn);
+        return () => {};
+      },
+      settings: { passwordCost: { N: 1024, r: 8, p: 1 }, login: { perUsername: 100, perIp: 100, windowMs: 60_000, concurrentHashes: 1 } },
+      verify: async () => {
+        verified += 1;
+        const t0 = performance.now();
+        while (performance.now() - t0 < 5);
+        return false;
+      },
+    });
+    t = { ...base, app: await buildApp({ runtime: base.rt }), close: () => base.close() };
+    await auth.warmUp();
+    const first = auth.login('a', 'wrong-guess', '10.0.0.1');
+    const second = auth.login('b', 'wrong-guess', '10.0.0.1');
+    expect(await first).toEqual({ ok: false, status: 401 });
+    await new Promise((r) => setImmediate(r));
+    // Answered at once, but the slot rests: the second hash has not started.
+    expect(verified).toBe(1);
+    expect(rests).toHaveLength(1);
+    expect(rests[0]).toBeGreaterThanOrEqual(5);
+    wake.shift()?.();
+    expect(await second).toEqual({ ok: false, status: 401 });
+    expect(verified).toBe(2);
+  });
+
   it('503 over HTTP when the hash queue is full, with Retry-After and a JSON error', async () => {
     t = await makeAuthApp({ settings: { login: { perUsername: 1000, perIp: 1000, windowMs: 60_000, concurrentHashes: 1, queuedHashes: 0 } } });
     await createTestUser(t, { username: 'alice', password: 'alice-password' });
