@@ -1,12 +1,39 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { ConflictError, ForbiddenError, NotFoundError, StepError, UnavailableError, ValidationError } from '../controller/errors.ts';
+import {
+  ApplyFailedError,
+  ConflictError,
+  ForbiddenError,
+  NotFoundError,
+  StepError,
+  TooLargeError,
+  UnauthenticatedError,
+  UnavailableError,
+  ValidationError,
+  type ErrorDetails,
+} from '../controller/errors.ts';
+
+/**
+ * The member of an error body that carries the text: spec 4.4's pipeline endpoints answer
+ * `{success:false, message}`, every other endpoint `{success:false, error}`. A route picks its
+ * variant with `config: { errorField: 'message' }`.
+ */
+export type ErrorField = 'error' | 'message';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    errorField?: ErrorField;
+  }
+}
 
 /** Every domain error → HTTP status, in one place. */
 export function statusOf(err: unknown): number {
   if (err instanceof ValidationError) return 400;
+  if (err instanceof UnauthenticatedError) return 401;
   if (err instanceof ForbiddenError) return 403;
   if (err instanceof NotFoundError) return 404;
   if (err instanceof ConflictError) return 409;
+  if (err instanceof TooLargeError) return 413;
+  if (err instanceof ApplyFailedError) return err.result.reason === 'store' ? 503 : 422;
   if (err instanceof StepError) return 422;
   if (err instanceof UnavailableError) return 503;
   const e = err as Partial<FastifyError>;
@@ -30,15 +57,29 @@ export function clientMessage(err: FastifyError): string {
   }
 }
 
+function detailsOf(err: unknown): ErrorDetails {
+  return err instanceof ApplyFailedError || err instanceof StepError ? err.details : {};
+}
+
+/** The body of a failure: `{success:false, <field>: text, ...details}`. */
+export function errorBody(err: unknown, field: ErrorField): Record<string, unknown> {
+  const e = err as FastifyError;
+  const text = typeof e.code === 'string' && e.code.startsWith('FST_') ? clientMessage(e) : e.message;
+  // An unauthenticated API-key call answers as spec 7 shows: `{error}` alone.
+  if (err instanceof UnauthenticatedError && text === 'API key required') return { error: text };
+  return { success: false, [field]: text, ...detailsOf(err) };
+}
+
+/** The one error handler: maps any error of any route to its status and body. */
 export function errorHandler(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
   const status = statusOf(err);
-  if (status >= 500 && !(err instanceof UnavailableError)) {
+  const field = req.routeOptions.config?.errorField ?? 'error';
+  if (status >= 500 && !(err instanceof UnavailableError) && !(err instanceof ApplyFailedError)) {
     req.log.error({ err: err.message, stack: err.stack }, 'request failed');
-    void reply.status(500).send({ success: false, error: 'Internal server error' });
+    void reply.status(500).send({ success: false, [field]: 'Internal server error' });
     return;
   }
-  const message = err instanceof ValidationError ? err.message : err.code?.startsWith('FST_') ? clientMessage(err) : err.message;
-  void reply.status(status).send({ success: false, error: message });
+  void reply.status(status).send(errorBody(err, field));
 }
 
 export function notFoundHandler(req: FastifyRequest, reply: FastifyReply): void {

@@ -1,9 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../controller/config.ts';
-import { authFor } from '../controller/auth/runtime-auth.ts';
 import { createLogger } from '../controller/log.ts';
 import { Runtime } from '../controller/runtime.ts';
-import type { SyncReport } from '../controller/reconciler/reconciler.ts';
+import type { SyncReport } from '../controller/reconciler/types.ts';
 import { redactUrl } from '../controller/sources/git.ts';
 import { checkDataDirPlacement, checkStoreSource } from '../controller/store/source.ts';
 import { removeStaleTempFiles } from '../controller/writers/directory.ts';
@@ -18,7 +17,7 @@ export interface Server {
 
 /** The first admin from BI_ADMIN_USER / BI_ADMIN_PASSWORD when absent; the dummy login hash computed ahead. */
 async function bootstrapAuth(runtime: Runtime): Promise<void> {
-  const auth = authFor(runtime);
+  const auth = runtime.auth;
   const { adminUser, adminPassword } = runtime.config;
   if (adminUser && adminPassword) {
     const admin = await auth.ensureAdmin(adminUser, adminPassword);

@@ -23,9 +23,28 @@ export interface Config {
   adminUser?: string;
   adminPassword?: string;
   secretKey?: string;
+  /** Bearer token `GET /metrics` requires; open when unset. */
+  metricsToken?: string;
   git?: GitConfig;
   /** `--adopt-source`: make the configured source the store's own (see store/source.ts). */
   adoptSource?: boolean;
+  /** BI_PIPELINE_FILES_DIR: file sources and custom reconcile mappings are read below it only. */
+  pipelineFilesDir: string;
+  /** BI_PIPELINE_EGRESS: hosts (`host` or `host:port`) pipelines may reach; empty = any but the forbidden ones. */
+  pipelineEgress: string[];
+  auth: AuthConfig;
+}
+
+/** Authentication settings from the environment; unset ones keep the AuthService defaults. */
+export interface AuthConfig {
+  /** BI_API_KEY_RATE_LIMIT: requests per second per key, 0 = no limit. */
+  keyRateLimit?: number;
+  /** BI_LOGIN_MAX_FAILURES: failed logins per username per window (per IP: five times this). */
+  loginMaxFailures?: number;
+  /** BI_SESSION_TTL: idle lifetime of a session. */
+  sessionMs?: number;
+  /** BI_SESSION_MAX_AGE: a session never outlives this from login. */
+  absoluteMs?: number;
 }
 
 /** `BI_TRUST_PROXY`: `false`; a hop count (`true` = 1); or proxy addresses / CIDRs / `loopback`… */
@@ -105,6 +124,17 @@ function positiveMs(name: string, v: string | undefined, fallback: number): numb
   return ms;
 }
 
+function authConfig(env: NodeJS.ProcessEnv): AuthConfig {
+  const out: AuthConfig = {};
+  const rate = Number(env.BI_API_KEY_RATE_LIMIT);
+  if (env.BI_API_KEY_RATE_LIMIT && Number.isFinite(rate) && rate >= 0) out.keyRateLimit = rate;
+  const failures = Number(env.BI_LOGIN_MAX_FAILURES);
+  if (env.BI_LOGIN_MAX_FAILURES && Number.isInteger(failures) && failures > 0) out.loginMaxFailures = failures;
+  if (env.BI_SESSION_TTL) out.sessionMs = parseDuration(env.BI_SESSION_TTL, 8 * 3_600_000);
+  if (env.BI_SESSION_MAX_AGE) out.absoluteMs = parseDuration(env.BI_SESSION_MAX_AGE, 7 * 24 * 3_600_000);
+  return out;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
   const dbPath = resolve(overrides.dbPath ?? env.BI_DB_PATH ?? './data/bi.sqlite');
   const git: GitConfig | undefined = env.BI_GIT_URL
@@ -138,7 +168,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     adminUser: env.BI_ADMIN_USER || undefined,
     adminPassword: env.BI_ADMIN_PASSWORD || undefined,
     secretKey: env.BI_SECRET_KEY || undefined,
+    metricsToken: env.BI_METRICS_TOKEN || undefined,
     git,
+    pipelineFilesDir: resolve(env.BI_PIPELINE_FILES_DIR || resolve(dbPath, '..', 'pipeline-files')),
+    pipelineEgress: (env.BI_PIPELINE_EGRESS ?? '').split(',').map((h) => h.trim()).filter(Boolean),
+    auth: authConfig(env),
     ...overrides,
   };
 }

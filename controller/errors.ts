@@ -1,6 +1,11 @@
 import type { Problem } from './types.ts';
 
+import type { ReconcileResult } from './reconciler/types.ts';
+
 /** Domain errors. The API maps each class to a status code in one place (api/errors.ts). */
+
+/** Fields a failure adds to its error body beside the message (e.g. the FAILED client of an onboarding). */
+export type ErrorDetails = Record<string, unknown>;
 
 /** Input that does not satisfy the schemas or the semantic rules; carries every problem found. */
 export class ValidationError extends Error {
@@ -16,11 +21,13 @@ export class ValidationError extends Error {
 export class StepError extends Error {
   readonly step: string;
   readonly reason: string;
-  constructor(step: string, reason: string) {
+  readonly details: ErrorDetails;
+  constructor(step: string, reason: string, details: ErrorDetails = {}) {
     super(`${step}: ${reason}`);
     this.name = 'StepError';
     this.step = step;
     this.reason = reason;
+    this.details = details;
   }
 }
 
@@ -42,6 +49,34 @@ export class ForbiddenError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'ForbiddenError';
+  }
+}
+
+/** A manifest was written and reconciled but did not apply (Failed); it was withdrawn again. */
+export class ApplyFailedError extends Error {
+  readonly result: ReconcileResult;
+  readonly details: ErrorDetails;
+  constructor(result: ReconcileResult, message: string = result.message, details: ErrorDetails = {}) {
+    super(message);
+    this.name = 'ApplyFailedError';
+    this.result = result;
+    this.details = details;
+  }
+}
+
+/** No caller could be established for a request that needs one. */
+export class UnauthenticatedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnauthenticatedError';
+  }
+}
+
+/** What the API would write is larger than its own loader accepts (nothing was written). */
+export class TooLargeError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TooLargeError';
   }
 }
 

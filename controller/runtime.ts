@@ -1,19 +1,25 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
+import { AuthService, authSettingsOf, type AuthSettings } from './auth/service.ts';
 import { realScheduler, systemClock, type Scheduler } from './clock.ts';
 import type { Config } from './config.ts';
 import { defaultAppliers } from './kinds/index.ts';
 import { silentLogger, type Logger } from './log.ts';
 import { SchemaRegistry } from './manifest/validator.ts';
 import { KeyedMutex } from './mutex.ts';
-import { Reconciler, type Outcome } from './reconciler/reconciler.ts';
+import { Reconciler } from './reconciler/reconciler.ts';
+import type { PlanEntry, SyncReport } from './reconciler/types.ts';
 import { WriterLock } from './git/lock.ts';
-import { GitRepo } from './git/repo.ts';
+import { gitMessage, GitRepo, isNonFastForward } from './git/repo.ts';
+import { ControllerMetrics } from './metrics/metrics.ts';
+import type { RunOutcome } from './metrics/runs.ts';
+import { Notifications } from './notify/notifications.ts';
+import { NetworkEgressPolicy } from './runs/engine/egress.ts';
 import { DirectorySource } from './sources/directory.ts';
 import { GitSource } from './sources/git.ts';
 import { openStore, type Store } from './store/db.ts';
-import { ACTOR_ANNOTATION, type Applier, type Clock, type Manifest, type ManifestSource, type ManifestWriter, type WriteOptions } from './types.ts';
+import type { Applier, Clock, ManifestSource, ManifestWriter } from './types.ts';
+import { ManifestSubmitter } from './usecases/submit.ts';
 import { DirectoryWriter } from './writers/directory.ts';
 import { GitWriter } from './writers/git.ts';
 import { UnavailableError } from './errors.ts';
@@ -30,6 +36,8 @@ export interface RuntimeOptions {
   writer?: ManifestWriter;
   /** Waits between git push attempts (tests resolve at once). */
   sleep?: (ms: number) => Promise<void>;
+  /** Authentication settings over those of the configuration (tests: a cheap password hash). */
+  auth?: Partial<AuthSettings>;
 }
 
 /** Where git mode keeps its working clone: one folder per repository URL under the data folder. */
@@ -51,12 +59,20 @@ export class Runtime {
   readonly reconciler: Reconciler;
   readonly source: ManifestSource;
   readonly writer: ManifestWriter;
+  /** The API's one write path (write, reconcile, withdraw on failure). */
+  readonly submitter: ManifestSubmitter;
   /** The git source in git mode (BI_GIT_URL set), for sync now, webhooks and rollback. */
   readonly gitSource: GitSource | undefined;
   readonly clock: Clock;
   readonly log: Logger;
   /** Serializes API writes per object (`Client/ACME`). */
   readonly locks = new KeyedMutex();
+  /** The `bi_` metrics of `GET /metrics`. */
+  readonly metrics: ControllerMetrics;
+  /** Notifier manifests' dispatcher and delivery queue. */
+  readonly notifications: Notifications;
+  /** Users, sessions and API keys, with the key cache and limiters every route shares; flushed at shutdown. */
+  readonly auth: AuthService;
   readonly #shutdown: ShutdownHook[] = [];
   #stopped = false;
   /** API writes in flight: stop() lets them finish before the store closes. */
@@ -68,6 +84,8 @@ export class Runtime {
     this.log = opts.log ?? silentLogger();
     this.db = openStore(opts.config.dbPath);
     this.schemas = new SchemaRegistry();
+    this.auth = new AuthService({ db: this.db, clock: this.clock, log: this.log, settings: { ...authSettingsOf(opts.config.auth), ...opts.auth } });
+    this.onShutdown(() => this.auth.close());
     const git = opts.source ? undefined : this.#gitParts(opts);
     this.source =
       opts.source ??
@@ -79,18 +97,47 @@ export class Runtime {
       });
     this.gitSource = this.source instanceof GitSource ? this.source : undefined;
     this.writer = opts.writer ?? git?.writer ?? new DirectoryWriter({ root: this.source.root });
+    const source = this.source;
     this.reconciler = new Reconciler({
       db: this.db,
       schemas: this.schemas,
       appliers: opts.appliers ?? defaultAppliers(),
-      root: this.source.root,
+      read: (path) => source.read(path),
       clock: this.clock,
       scheduler: opts.scheduler,
       random: opts.random,
     });
-    this.reconciler.on('event', (e: { type: string; key: string; phase?: string; step?: string; message?: string }) => {
+    source.connect(this.reconciler);
+    this.submitter = new ManifestSubmitter({ writer: this.writer, reconciler: this.reconciler, track: (fn) => this.track(fn) });
+    this.notifications = new Notifications({
+      db: this.db,
+      status: this.reconciler.status.list(),
+      clock: this.clock,
+      scheduler: opts.scheduler,
+      random: opts.random,
+      log: this.log,
+      // The pipelines' egress rules without their allow-list (BI_PIPELINE_EGRESS is for pipelines).
+      egress: new NetworkEgressPolicy({ listen: { host: opts.config.host, port: opts.config.port } }),
+      onAttempt: (d, result) => this.metrics.notifications.inc({ notifier: d.notifier, event: d.event, result }),
+    });
+    this.metrics = new ControllerMetrics({ db: this.db, queue: () => this.reconciler.queueStats, notificationDepth: () => this.notifications.depth });
+    // Registered first, so it runs last at shutdown: deliveries in flight finish before the store closes.
+    // A receiver that hangs delays the stop by 2 s at most (its attempt's own timeout is 10 s).
+    this.onShutdown(async () => {
+      await Promise.race([this.notifications.idle(), new Promise<void>((resolve) => setTimeout(resolve, 2000).unref())]);
+      this.notifications.stop();
+    });
+    this.reconciler.on('event', (e) => {
+      // Observers never fail a reconcile: the Recorder emits inside the loop.
+      try {
+        this.metrics.observeReconcile(e);
+        this.notifications.onReconcileEvent(e);
+      } catch (err) {
+        this.log.error({ err: (err as Error).message, key: e.key }, 'observing an event failed');
+      }
       if (e.type === 'step') this.log.debug({ key: e.key, step: e.step }, 'step');
-      else if (e.phase === 'Failed' || e.phase === 'Invalid' || e.type === 'prune-blocked') this.log.warn({ key: e.key, phase: e.phase, message: e.message }, e.type);
+      else if (e.type === 'prune-blocked') this.log.warn({ key: e.key, message: e.message }, 'prune-blocked');
+      else if (e.phase === 'Failed' || e.phase === 'Invalid') this.log.warn({ key: e.key, phase: e.phase, reason: e.reason, message: e.message }, 'phase');
       else this.log.info({ key: e.key, phase: e.phase }, 'reconciled');
     });
   }
@@ -106,6 +153,11 @@ export class Runtime {
       url: git.url,
       branch: git.branch,
       committer: { name: git.authorName, email: git.authorEmail },
+      observe: (op, seconds, error) => {
+        this.metrics.observeGit(op, seconds, error);
+        // A push the remote refused because it moved is the normal race, resolved by rebasing.
+        if (error === undefined || !isNonFastForward(error)) this.notifications.onGit(op, git.branch, error === undefined ? undefined : gitMessage(error));
+      },
     });
     const lock = new WriterLock();
     const source = new GitSource({
@@ -135,47 +187,31 @@ export class Runtime {
 
   /** Starts the source: its first full sync, then watching (or polling). */
   async start(): Promise<void> {
-    await this.source.start(this.reconciler);
+    await this.source.start();
+  }
+
+  /** Sync now (API, bictl sync): the source delivers everything it has; the same call in every mode. */
+  syncNow(opts: { allowMassPrune?: boolean } = {}): Promise<SyncReport> {
+    return this.track(() => this.source.syncNow(opts));
+  }
+
+  /** What a sync would change (bictl diff), changing nothing. */
+  async plan(): Promise<PlanEntry[]> {
+    return this.reconciler.plan(await this.source.snapshot());
+  }
+
+  /** A pipeline run finished: the run lifecycle calls this once per run (metrics and notifications). */
+  runFinished(run: RunOutcome): void {
+    this.metrics.observe(run);
+    this.notifications.onRun(run);
   }
 
   onShutdown(hook: ShutdownHook): void {
     this.#shutdown.push(hook);
   }
 
-  /**
-   * The API's one path to change desired state: write the manifest (a file, or a commit in
-   * git mode) with the caller recorded in an annotation, then reconcile that file now.
-   */
-  submit(relPath: string, manifest: Manifest, opts: WriteOptions): Promise<Outcome> {
-    return this.#track(() => this.#submit(relPath, manifest, opts));
-  }
-
-  async #submit(relPath: string, manifest: Manifest, opts: WriteOptions): Promise<Outcome> {
-    const withActor: Manifest = {
-      ...manifest,
-      metadata: { ...manifest.metadata, annotations: { ...manifest.metadata.annotations, [ACTOR_ANNOTATION]: opts.actor.userId } },
-    };
-    const text = stringify(withActor, { aliasDuplicateObjects: false });
-    const written = await this.writer.write(relPath, text, opts);
-    // Reconcile what was written without reading and parsing it back (a clone: validation fills in defaults).
-    const outcome = await this.reconciler.reconcilePath(
-      relPath,
-      { revision: written?.revision, authors: new Map([[relPath, opts.actor.userId]]) },
-      { bytes: Buffer.from(text), document: structuredClone(withActor) },
-    );
-    if (!outcome) throw new Error(`${relPath} was written but not reconciled`);
-    return outcome;
-  }
-
-  /** Removes a manifest the API wrote (a failed onboarding) and reconciles the removal. */
-  withdraw(relPath: string, opts: WriteOptions): Promise<void> {
-    return this.#track(async () => {
-      const written = await this.writer.remove(relPath, opts);
-      await this.reconciler.reconcilePath(relPath, { revision: written?.revision });
-    });
-  }
-
-  #track<T>(fn: () => Promise<T>): Promise<T> {
+  /** Runs `fn` as work in flight: refused once stopping, awaited by stop() before the store closes. */
+  track<T>(fn: () => Promise<T>): Promise<T> {
     if (this.#stopped) return Promise.reject(new UnavailableError('the controller is shutting down'));
     const p = fn();
     this.#inFlight.add(p);

@@ -1,4 +1,5 @@
-import type { Database } from 'better-sqlite3';
+import type { SourceBatch, SourceFile, SourceSink, SyncReport } from './reconciler/types.ts';
+import type { Store } from './store/db.ts';
 import type { IdAllocator } from './store/ids.ts';
 
 /** The envelope every manifest file carries; `spec` is the kind's own shape. */
@@ -33,7 +34,7 @@ export type Clock = () => Date;
 
 /** What an applier gets for one reconcile of one manifest; it runs inside ONE transaction. */
 export interface ApplyContext<S = Record<string, unknown>> {
-  db: Database;
+  db: Store;
   ids: IdAllocator;
   now: Date;
   key: string;
@@ -47,7 +48,7 @@ export interface ApplyContext<S = Record<string, unknown>> {
 }
 
 export interface PruneContext {
-  db: Database;
+  db: Store;
   now: Date;
   key: string;
   name: string;
@@ -56,7 +57,7 @@ export interface PruneContext {
 }
 
 export interface FailureContext<S = Record<string, unknown>> {
-  db: Database;
+  db: Store;
   now: Date;
   key: string;
   manifest: Manifest<S>;
@@ -79,7 +80,7 @@ export interface Applier<S = Record<string, unknown>> {
   /** Rules beyond the JSON Schema that need no store; run before apply and by `bictl validate`. */
   lint?(manifest: Manifest<S>): Problem[];
   /** Checks that need the store (references); run before apply and by dry runs. */
-  check?(db: Database, manifest: Manifest<S>): Problem[];
+  check?(db: Store, manifest: Manifest<S>): Problem[];
 }
 
 /** Status of one manifest as the API and `bictl status` show it. */
@@ -90,6 +91,8 @@ export interface ManifestStatus {
   path: string | null;
   hash: string | null;
   phase: Phase;
+  /** Machine-readable reason of a phase other than Synced (the failing step); null when there is none. */
+  reason: string | null;
   message: string;
   attempts: number;
   nextRetryAt: string | null;
@@ -100,25 +103,23 @@ export interface ManifestStatus {
   lastTransitionAt: string;
 }
 
-/** Per-batch facts a source knows: the git revision and, per path, the commit author. */
-export interface SourceMeta {
-  revision?: string;
-  authors?: Map<string, string>;
-}
-
-/** Where changes are delivered: the reconciler. Paths are relative to the source's root, `/`-separated. */
-export interface SourceSink {
-  full(paths: string[], meta?: SourceMeta): Promise<unknown>;
-  delta(changed: string[], removed: string[], meta?: SourceMeta): Promise<unknown>;
-}
-
-/** A provider of desired state (a watched folder, a git clone). */
+/**
+ * A provider of desired state (a watched folder, a git clone). It owns the disk: it reads the
+ * files (inside its root only) and hands the loop `full` or `delta` batches of their content.
+ */
 export interface ManifestSource {
-  /** Local directory holding the manifest files. */
+  /** Local directory holding the manifest files (where the API's writer writes). */
   readonly root: string;
-  start(sink: SourceSink): Promise<void>;
-  /** A full relist now (sync now, webhook). */
-  resync(): Promise<void>;
+  /** Where batches go (the reconciler); called once, before start or syncNow. */
+  connect(sink: SourceSink): void;
+  /** The first full sync, then watching (or polling). */
+  start(): Promise<void>;
+  /** Sync now: everything the source has, as one full batch (git: fetched first). */
+  syncNow(opts?: { allowMassPrune?: boolean }): Promise<SyncReport>;
+  /** Everything the source has now, without delivering it (what a sync would see). */
+  snapshot(): Promise<SourceBatch>;
+  /** One file as it is now; null when it is gone. */
+  read(path: string): SourceFile | null;
   stop(): Promise<void>;
 }
 

@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
-import { authFor } from '../../controller/auth/runtime-auth.ts';
-import { matchesHash } from '../../controller/auth/secrets.ts';
+import { matchesHash } from '../../controller/auth/tokens.ts';
 import { SESSION_COOKIE, readCookie } from './cookies.ts';
 import './types.ts';
 
@@ -16,6 +15,14 @@ export function presentedApiKey(req: FastifyRequest): string | undefined {
   return value?.trim() || undefined;
 }
 
+/** An API-key refusal's error text → the reason label of `bi_auth_refusals_total`. */
+const KEY_REFUSALS = {
+  'API key required': 'missing',
+  'Invalid API key': 'invalid',
+  'API key expired': 'expired',
+  'Rate limit exceeded': 'rate_limited',
+} as const;
+
 /**
  * preHandler for API-key endpoints (A): `Authorization: Bearer <key>` or `x-api-key: <key>`.
  * Sets `req.principal`; answers 401 {error:'API key required' | 'Invalid API key' | 'API key expired'},
@@ -23,8 +30,9 @@ export function presentedApiKey(req: FastifyRequest): string | undefined {
  */
 export function requireApiKey(app: FastifyInstance): preHandlerAsyncHookHandler {
   return async (req, reply) => {
-    const result = authFor(app.runtime).authenticateKey(presentedApiKey(req));
+    const result = app.runtime.auth.authenticateKey(presentedApiKey(req));
     if (!result.ok) {
+      app.runtime.metrics.authRefused({ method: 'api_key', reason: KEY_REFUSALS[result.error] });
       if (result.status === 429) void reply.header('retry-after', String(result.retryAfterSeconds));
       return reply.status(result.status).send({ error: result.error });
     }
@@ -61,21 +69,28 @@ export function requireSession(app: FastifyInstance, opts: SessionGuardOptions =
   const checkCsrf = opts.csrf ?? true;
   return async (req, reply) => {
     const sessionId = readCookie(req, SESSION_COOKIE);
-    const session = sessionId ? authFor(app.runtime).sessions.find(sessionId) : undefined;
-    if (!session) return reply.status(401).send({ success: false, error: 'Session required' });
+    const session = sessionId ? app.runtime.auth.sessions.find(sessionId) : undefined;
+    const refuse = (reason: 'missing' | 'csrf' | 'forbidden' | 'role') => app.runtime.metrics.authRefused({ method: 'session', reason });
+    if (!session) {
+      refuse('missing');
+      return reply.status(401).send({ success: false, error: 'Session required' });
+    }
     if (checkCsrf) {
       const header = req.headers.ctn;
       const query = opts.csrfFromQuery ? (req.query as Record<string, unknown> | undefined)?.ctn : undefined;
       const presented = (Array.isArray(header) ? header[0] : header) ?? (typeof query === 'string' ? query : undefined);
       if (!presented || !matchesHash(presented, session.csrfHash)) {
+        refuse('csrf');
         return reply.status(403).send({ success: false, error: 'Invalid CSRF token' });
       }
     }
     const params = req.params as Record<string, string | undefined> | undefined;
     if (params?.userId !== undefined && params.userId !== session.userId) {
+      refuse('forbidden');
       return reply.status(403).send({ success: false, error: 'Forbidden' });
     }
     if (opts.role === 'admin' && session.role !== 'admin') {
+      refuse('role');
       return reply.status(403).send({ success: false, error: 'Admin role required' });
     }
     req.principal = { userId: session.userId, username: session.username, role: session.role, via: 'session' };

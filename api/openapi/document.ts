@@ -136,6 +136,8 @@ export function buildOpenApi(schemas: SchemaRegistry, version: string): Json {
     '/v1/reconciler/webhook': { post: op({ summary: 'Git push hook (HMAC SHA-256 in X-Hub-Signature-256)', auth: 'HMAC', ok: [202], errors: { 401: errorBody } }) },
     '/healthz': { get: op({ summary: 'Liveness', auth: 'none', ok: [200] }) },
     '/readyz': { get: op({ summary: 'Readiness: 200 after the first full sync', auth: 'none', ok: [200], errors: { 503: { type: 'object' } } }) },
+    '/metrics': { get: op({ summary: 'Prometheus metrics, text format (bearer BI_METRICS_TOKEN when set)', auth: 'none', ok: [200, { type: 'string' }], errors: { 401: errorBody } }) },
+    '/v1/reconciler/notifiers': { get: op({ summary: 'Delivery state of each Notifier (admin)', auth: 'S', ok: [200] }) },
   };
   return {
     openapi: '3.1.0',

@@ -1,12 +1,11 @@
 import type { FastifyInstance } from 'fastify';
-import { authFor } from '../../controller/auth/runtime-auth.ts';
 import { parseIsoDate } from '../../controller/dates.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../controller/errors.ts';
+import { isClientId } from '../../controller/kinds/client/rules.ts';
 import type { Problem } from '../../controller/types.ts';
 import { requireSession } from '../auth/guards.ts';
-import type { Principal } from '../auth/types.ts';
+import { principalOf } from '../auth/principal.ts';
 
-const CLIENT_ID = /^[A-Z0-9][A-Z0-9_-]{0,63}$/;
 
 interface CreateKeyBody {
   label: string;
@@ -41,16 +40,11 @@ export function parseCreateKey(body: unknown, now: Date): CreateKeyBody {
   }
   if (typeof b.clientId === 'string' && b.clientId) {
     const clientId = b.clientId.trim().toUpperCase();
-    if (!CLIENT_ID.test(clientId)) problems.push({ path: 'clientId', message: 'must be 1 to 64 letters, digits, "_" or "-"' });
+    if (!isClientId(clientId)) problems.push({ path: 'clientId', message: 'must be 1 to 64 letters, digits, "_" or "-"' });
     else out.clientId = clientId;
   }
   if (problems.length) throw new ValidationError(problems);
   return out as CreateKeyBody;
-}
-
-function caller(principal: Principal | undefined): Principal {
-  if (!principal) throw new Error('session guard did not set a principal');
-  return principal;
 }
 
 /** API-key management (spec 4.7, 4.8, and the listing of DESIGN.md); every route is S with CTN. */
@@ -58,8 +52,8 @@ export default async function apiKeyRoutes(app: FastifyInstance): Promise<void> 
   const session = requireSession(app);
 
   app.post<{ Params: { userId: string } }>('/v1/api-keys/:userId', { preHandler: session, config: { noStore: true } }, async (req, reply) => {
-    const me = caller(req.principal);
-    const auth = authFor(app.runtime);
+    const me = principalOf(req);
+    const auth = app.runtime.auth;
     const body = parseCreateKey(req.body, app.runtime.clock());
     const target = body.targetUserId ?? me.userId;
     if (target !== me.userId) {
@@ -72,8 +66,8 @@ export default async function apiKeyRoutes(app: FastifyInstance): Promise<void> 
   });
 
   app.delete<{ Params: { userId: string; keyId: string } }>('/v1/api-keys/:userId/:keyId', { preHandler: session }, async (req) => {
-    const me = caller(req.principal);
-    const auth = authFor(app.runtime);
+    const me = principalOf(req);
+    const auth = app.runtime.auth;
     const key = auth.keys.get(req.params.keyId);
     if (!key || (key.userId !== me.userId && me.role !== 'admin')) throw new NotFoundError(`API key ${req.params.keyId} not found`);
     auth.revokeKey(key.keyId);
@@ -82,7 +76,7 @@ export default async function apiKeyRoutes(app: FastifyInstance): Promise<void> 
   });
 
   app.get<{ Params: { userId: string } }>('/v1/api-keys/:userId', { preHandler: session }, async (req) => {
-    const me = caller(req.principal);
-    return { success: true, keys: authFor(app.runtime).listKeys(me.userId) };
+    const me = principalOf(req);
+    return { success: true, keys: app.runtime.auth.listKeys(me.userId) };
   });
 }

@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { authFor } from '../../controller/auth/runtime-auth.ts';
 import type { RotatedTokens } from '../../controller/auth/sessions.ts';
 import { ValidationError } from '../../controller/errors.ts';
 import type { Problem } from '../../controller/types.ts';
 import { ACCESS_COOKIE, REFRESH_COOKIE, REFRESH_PATH, SESSION_COOKIE, isHttps, readCookie, serializeCookie, setCookies } from '../auth/cookies.ts';
+import { principalOf } from '../auth/principal.ts';
 import { requireSession } from '../auth/guards.ts';
 
 const INVALID_LOGIN = { success: false, error: 'Invalid username or password' } as const;
@@ -52,8 +52,9 @@ function clearCookies(req: FastifyRequest, reply: FastifyReply): void {
 export default async function authRoutes(app: FastifyInstance): Promise<void> {
   app.post('/v1/auth/login', { config: { noStore: true } }, async (req, reply) => {
     const { username, password } = loginBody(req.body);
-    const result = await authFor(app.runtime).login(username, password, req.ip);
+    const result = await app.runtime.auth.login(username, password, req.ip);
     if (!result.ok) {
+      app.runtime.metrics.authRefused({ method: 'login', reason: result.status === 429 ? 'rate_limited' : 'bad_credentials' });
       if (result.status === 429) {
         return reply
           .status(429)
@@ -73,7 +74,7 @@ export default async function authRoutes(app: FastifyInstance): Promise<void> {
 
   app.post('/v1/auth/refresh', { config: { noStore: true } }, async (req, reply) => {
     const refreshToken = readCookie(req, REFRESH_COOKIE);
-    const result = refreshToken ? authFor(app.runtime).sessions.refresh(refreshToken) : undefined;
+    const result = refreshToken ? app.runtime.auth.sessions.refresh(refreshToken) : undefined;
     if (!result?.ok) {
       if (result?.reason === 'reused') req.log.warn('refresh token reused: session revoked');
       clearCookies(req, reply);
@@ -84,14 +85,14 @@ export default async function authRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.post('/v1/auth/logout', async (req, reply) => {
-    authFor(app.runtime).sessions.revoke({ sessionId: readCookie(req, SESSION_COOKIE), refreshToken: readCookie(req, REFRESH_COOKIE) });
+    app.runtime.auth.sessions.revoke({ sessionId: readCookie(req, SESSION_COOKIE), refreshToken: readCookie(req, REFRESH_COOKIE) });
     clearCookies(req, reply);
     return { success: true };
   });
 
   /** Who the session belongs to (the UI asks after a reload). */
   app.get('/v1/auth/session', { preHandler: requireSession(app) }, async (req) => {
-    const p = req.principal;
-    return { success: true, userId: p?.userId, username: p?.username, role: p?.role };
+    const p = principalOf(req);
+    return { success: true, userId: p.userId, username: p.username, role: p.role };
   });
 }

@@ -3,13 +3,14 @@ import { readClient } from '../../controller/kinds/client/registry.ts';
 import { readDashboard } from '../../controller/kinds/dashboard/store.ts';
 import { NotFoundError } from '../../controller/errors.ts';
 import { requireApiKey } from '../auth/guards.ts';
+import { principalOf } from '../auth/principal.ts';
 
 /** The stored dashboard with its normalized charts; the `dashboard` object imports again as is. */
 export default async function routes(app: FastifyInstance): Promise<void> {
   app.get<{ Params: { facadeId: string } }>('/v1/sdk/dashboards/:facadeId', { preHandler: requireApiKey(app) }, async (req) => {
     const { facadeId } = req.params;
     const view = readDashboard(app.runtime.db, facadeId);
-    const scope = req.principal?.clientScope;
+    const scope = principalOf(req).clientScope;
     const allowed =
       view !== undefined &&
       (!scope || readClient(app.runtime.db, scope)?.connection_id === view.dataSource.dbId);

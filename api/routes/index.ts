@@ -5,7 +5,8 @@ import chartTypes from './chart-types.ts';
 import clients from './clients.ts';
 import dashboards from './dashboards.ts';
 import health from './health.ts';
-import importRoutes from './import.ts';
+import observability from './observability.ts';
+import dashboardImport from './dashboard-import.ts';
 import onboard from './onboard.ts';
 import openapi from './openapi.ts';
 import pipelines from './pipelines.ts';
@@ -15,13 +16,15 @@ import ui from './ui.ts';
 
 /** Every route module, registered in this order by buildApp. */
 export const routes: ((app: FastifyInstance) => Promise<void>)[] = [
+  // First: its request-timing hook covers every route registered after it.
+  observability,
   health,
   auth,
   apiKeys,
   onboard,
   clients,
   chartTypes,
-  importRoutes,
+  dashboardImport,
   dashboards,
   pipelines,
   reconciler,

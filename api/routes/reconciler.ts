@@ -1,9 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ValidationError } from '../../controller/errors.ts';
 import { parseStatusFilter } from '../../controller/reconciler/status-filter.ts';
-import type { ReconcileEvent } from '../../controller/reconciler/reconciler.ts';
 import type { StatusRecord } from '../../controller/reconciler/status.ts';
-import { listManifestPaths } from '../../controller/sources/list.ts';
+import type { ReconcileEvent } from '../../controller/reconciler/types.ts';
 import { requireSession } from '../auth/guards.ts';
 import webhook from './reconciler-webhook.ts';
 
@@ -22,6 +21,7 @@ export function statusItem(s: StatusRecord) {
     name: s.name,
     path: s.path,
     phase: s.phase,
+    reason: s.reason,
     message: s.message,
     attempts: s.attempts,
     nextRetryAt: s.nextRetryAt,
@@ -103,12 +103,10 @@ export default async function reconcilerRoutes(app: FastifyInstance): Promise<vo
         throw new ValidationError([{ path: 'allowMassPrune', message: 'allowMassPrune must be boolean' }]);
       }
       const rt = app.runtime;
-      const opts = { allowMassPrune: body.allowMassPrune === true };
-      const git = rt.gitSource;
-      const report = git ? await git.syncNow({ full: true, ...opts }) : await rt.reconciler.full(await listManifestPaths(rt.source.root), opts);
+      const report = await rt.syncNow({ allowMassPrune: body.allowMassPrune === true });
       return {
         success: true,
-        revision: git ? git.revision : null,
+        revision: rt.gitSource ? rt.gitSource.revision : null,
         scanned: report.scanned,
         applied: report.applied,
         skipped: report.skipped,

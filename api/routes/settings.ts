@@ -1,19 +1,19 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { readClient } from '../../controller/kinds/client/registry.ts';
 import { DEFAULT_TEST_TIMEOUT_MS, testConnection, type ConnectionTarget } from '../../controller/connections/test-connection.ts';
-import { ForbiddenError, formatProblem, NotFoundError, ValidationError } from '../../controller/errors.ts';
+import { NotFoundError, ValidationError } from '../../controller/errors.ts';
 import type { ConnectionSpec } from '../../controller/kinds/connection/applier.ts';
+import { VENDORS } from '../../controller/generated/schema-constants.ts';
 import { SecretStore } from '../../controller/secrets/store.ts';
 import { secretTarget } from '../../controller/secrets/target.ts';
-import { IdAllocator, isIdOf } from '../../controller/store/ids.ts';
-import type { Manifest, Problem } from '../../controller/types.ts';
-import { safeManifestPath } from '../../controller/writers/paths.ts';
-import type { Principal } from '../auth/types.ts';
+import { isIdOf } from '../../controller/store/ids.ts';
+import type { Problem } from '../../controller/types.ts';
+import { SaveConnection, validationFailed, type ConnectionInput } from '../../controller/usecases/save-connection.ts';
+import { principalOf } from '../auth/principal.ts';
 import { requireSession } from '../auth/guards.ts';
 
 /** The settings UI's own endpoints (S, admin unless noted); everything else it calls is the public API. */
 
-const VENDORS = ['SNOWFLAKE', 'POSTGRESQL'] as const;
 const TEXT_FIELDS = ['name', 'description', 'accountUrl', 'host', 'warehouse', 'database', 'schema', 'username'] as const;
 const MAX_TEXT = 512;
 
@@ -22,18 +22,9 @@ export interface SettingsOptions {
   testTimeoutMs?: number;
 }
 
-function principalOf(req: FastifyRequest): Principal {
-  if (!req.principal) throw new ForbiddenError('Session required');
-  return req.principal;
-}
-
-/** A 400 in the onboarding endpoint's style: `Validation failed: a; b`. */
-function invalid(problems: Problem[]): ValidationError {
-  return new ValidationError(problems, `Validation failed: ${problems.map(formatProblem).join('; ')}`);
-}
 
 /** Connection fields typed in the wizard, checked field by field; the password is kept apart from the spec. */
-export function readConnectionBody(body: unknown, opts: { requireName: boolean }): { spec: Partial<ConnectionSpec>; password?: string; secretRef?: string } {
+export function readConnectionBody(body: unknown, opts: { requireName: boolean }): ConnectionInput {
   const problems: Problem[] = [];
   if (!body || typeof body !== 'object' || Array.isArray(body)) throw new ValidationError([{ path: '', message: 'Request body must be a JSON object' }]);
   const b = body as Record<string, unknown>;
@@ -71,7 +62,7 @@ export function readConnectionBody(body: unknown, opts: { requireName: boolean }
     if (typeof b.secretRef !== 'string' || !/^secret:[A-Za-z0-9_-]+$/.test(b.secretRef)) problems.push({ path: 'secretRef', message: 'secretRef must have the shape secret:<id>' });
     else secretRef = b.secretRef;
   }
-  if (problems.length) throw invalid(problems);
+  if (problems.length) throw validationFailed(problems);
   return { spec, password, secretRef };
 }
 
@@ -93,7 +84,7 @@ export function modelColumns(definition: string): string[] {
 export default async function settings(app: FastifyInstance, opts: SettingsOptions = {}): Promise<void> {
   const rt = app.runtime;
   const secrets = new SecretStore({ db: rt.db, secretKey: rt.config.secretKey, clock: rt.clock });
-  const ids = new IdAllocator({ db: rt.db, clock: rt.clock });
+  const saveConnection = new SaveConnection({ runtime: rt, secrets });
   const admin = { preHandler: requireSession(app, { role: 'admin' }) };
 
   // Any signed-in user: who am I and may I see settings (the UI hides them from members).
@@ -134,41 +125,11 @@ export default async function settings(app: FastifyInstance, opts: SettingsOptio
     return { success: true, connected: result.ok, vendor: result.vendor, message: result.message, durationMs: result.durationMs, ...(result.serverVersion ? { serverVersion: result.serverVersion } : {}) };
   });
 
-  // The wizard's data source: a Connection manifest (connections/<connectionId>.yaml) through the
-  // same submit path as every API write; the password goes to the secret store, the manifest gets secretRef.
+  // The wizard's data source: a Connection manifest through the one submit path (SaveConnection).
   app.post('/v1/bi/admin/connections/:userId', admin, async (req, reply) => {
-    const p = principalOf(req);
-    const { spec, password, secretRef } = readConnectionBody(req.body, { requireName: true });
-    if (secretRef && !secrets.has(secretRef)) throw invalid([{ path: 'secretRef', message: `secretRef ${secretRef} does not exist` }]);
-    const rerouted = secretRef && !password ? secrets.refusal(secretRef, secretTarget({ ...spec, vendor: spec.vendor ?? 'SNOWFLAKE' })) : undefined;
-    if (rerouted) throw invalid([{ path: 'secretRef', message: rerouted }]);
-    const connectionId = spec.connectionId ?? rt.db.transaction(() => ids.next('connection'))();
-    const relPath = `connections/${connectionId}.yaml`;
-    safeManifestPath(rt.source.root, relPath);
-    const key = `Connection/${connectionId}`;
-    return rt.locks.run(key, async () => {
-      const existed = await rt.writer.exists(relPath);
-      const stored = password ? secrets.put(password, { target: secretTarget({ ...spec, vendor: spec.vendor ?? 'SNOWFLAKE' }), label: key, createdBy: p.userId, ...(secretRef ? { secretId: secretRef.slice('secret:'.length) } : {}) }) : undefined;
-      const ref = stored?.secretRef ?? secretRef;
-      const manifest: Manifest<ConnectionSpec> = {
-        apiVersion: 'bi.controller/v1',
-        kind: 'Connection',
-        metadata: { name: connectionId, labels: { 'bi.controller/created-by': 'settings-ui' } },
-        spec: { ...(spec as ConnectionSpec), connectionId, ...(ref ? { secretRef: ref } : {}) },
-      };
-      const checked = rt.schemas.validate<ConnectionSpec>('connection', structuredClone(manifest.spec));
-      if (!checked.ok) throw invalid(checked.problems);
-      const write = { actor: { userId: p.userId, username: p.username }, message: `${existed ? 'update' : 'add'} connection ${connectionId}` };
-      const outcome = await rt.submit(relPath, manifest as unknown as Manifest, write);
-      if (outcome.phase !== 'Synced') {
-        if (!existed) {
-          await rt.withdraw(relPath, { ...write, message: `withdraw connection ${connectionId}` });
-          if (stored && !secretRef) secrets.remove(stored.secretRef);
-        }
-        return reply.status(outcome.phase === 'Invalid' ? 400 : 422).send({ success: false, error: outcome.message || `${key} is ${outcome.phase}` });
-      }
-      return reply.status(existed ? 200 : 201).send({ success: true, connectionId, ...(ref ? { secretRef: ref } : {}), path: relPath, phase: outcome.phase });
-    });
+    const saved = await saveConnection.run(readConnectionBody(req.body, { requireName: true }), principalOf(req));
+    const { created, ...body } = saved;
+    return reply.status(created ? 201 : 200).send({ success: true, ...body });
   });
 
   // A client's onboarding audit and its manifest's reconcile status (the client detail page).

@@ -2,7 +2,7 @@ import type { Database, Statement } from 'better-sqlite3';
 import { IdAllocator } from '../store/ids.ts';
 import type { Clock } from '../types.ts';
 import { generateApiKey, keyPrefixOf } from './api-key-text.ts';
-import { sha256 } from './secrets.ts';
+import { sha256 } from '../hash.ts';
 import type { Role } from './users.ts';
 
 /** A key as listed (spec 2.6): never the secret. */

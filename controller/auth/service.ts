@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import type { Database } from 'better-sqlite3';
 import { realScheduler, type Cancel, type Scheduler } from '../clock.ts';
-import { parseDuration } from '../config.ts';
+import type { AuthConfig } from '../config.ts';
 import { ConflictError } from '../errors.ts';
 import { silentLogger, type Logger } from '../log.ts';
 import type { Clock } from '../types.ts';
@@ -10,7 +10,7 @@ import { ApiKeyStore, type ApiKeyInfo, type ApiKeyRecord } from './api-keys.ts';
 import { hashPassword, verifyPassword, type ScryptCost } from './passwords.ts';
 import { Semaphore } from '../semaphore.ts';
 import { TokenBuckets, WindowCounter } from './rate-limit.ts';
-import { sha256 } from './secrets.ts';
+import { sha256 } from '../hash.ts';
 import { SessionStore, type SessionTokens, type SessionTtls } from './sessions.ts';
 import { UserStore, type User } from './users.ts';
 
@@ -51,18 +51,16 @@ export const DEFAULT_AUTH_SETTINGS: AuthSettings = {
   sessionTtls: {},
 };
 
-/** Settings from the environment: BI_API_KEY_RATE_LIMIT, BI_SESSION_TTL, BI_SESSION_MAX_AGE, BI_LOGIN_MAX_FAILURES. */
-export function authSettingsFromEnv(env: NodeJS.ProcessEnv): Partial<AuthSettings> {
+/** The settings the configuration asks for (config.ts reads them from the environment). */
+export function authSettingsOf(config: AuthConfig): Partial<AuthSettings> {
   const out: Partial<AuthSettings> = {};
-  const rate = Number(env.BI_API_KEY_RATE_LIMIT);
-  if (env.BI_API_KEY_RATE_LIMIT && Number.isFinite(rate) && rate >= 0) out.keyRateLimit = rate;
-  const failures = Number(env.BI_LOGIN_MAX_FAILURES);
-  if (env.BI_LOGIN_MAX_FAILURES && Number.isInteger(failures) && failures > 0) {
-    out.login = { ...DEFAULT_AUTH_SETTINGS.login, perUsername: failures, perIp: failures * 5 };
+  if (config.keyRateLimit !== undefined) out.keyRateLimit = config.keyRateLimit;
+  if (config.loginMaxFailures !== undefined) {
+    out.login = { ...DEFAULT_AUTH_SETTINGS.login, perUsername: config.loginMaxFailures, perIp: config.loginMaxFailures * 5 };
   }
   const ttls: Partial<SessionTtls> = {};
-  if (env.BI_SESSION_TTL) ttls.sessionMs = parseDuration(env.BI_SESSION_TTL, 8 * 3_600_000);
-  if (env.BI_SESSION_MAX_AGE) ttls.absoluteMs = parseDuration(env.BI_SESSION_MAX_AGE, 7 * 24 * 3_600_000);
+  if (config.sessionMs !== undefined) ttls.sessionMs = config.sessionMs;
+  if (config.absoluteMs !== undefined) ttls.absoluteMs = config.absoluteMs;
   if (Object.keys(ttls).length) out.sessionTtls = ttls;
   return out;
 }

@@ -1,6 +1,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { Clock } from '../types.ts';
-import { randomToken, sha256 } from './secrets.ts';
+import { sha256 } from '../hash.ts';
+import { randomToken } from './tokens.ts';
 import type { Role } from './users.ts';
 
 /** How long sessions and their tokens live (milliseconds). */

@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Command, CommanderError } from 'commander';
+import { ROOT } from '../paths.ts';
 import { processIO, type CliIO } from './io.ts';
 import { registerDiff } from './commands/diff.ts';
 import { registerRollback } from './commands/rollback.ts';
@@ -15,6 +18,11 @@ export interface GlobalFlags {
   adoptSource?: boolean;
 }
 
+/** The version of package.json (read at run time, so the bundle never shows a stale one). */
+export function packageVersion(): string {
+  return (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+}
+
 /** Runs `bictl` with `argv` (node, script, ...args); resolves to the exit code. */
 export async function main(argv: string[], io: CliIO = processIO): Promise<number> {
   let code = 0;
@@ -23,6 +31,7 @@ export async function main(argv: string[], io: CliIO = processIO): Promise<numbe
   };
   const program = new Command('bictl')
     .description('bi-controller: reconcile BI manifests from a folder or git repo into the platform')
+    .version(packageVersion(), '-V, --version', 'print the version of bictl')
     .option('--manifests <dir>', 'manifests directory (env BI_MANIFESTS_DIR, default ./manifests)')
     .option('--db <path>', 'SQLite store (env BI_DB_PATH, default ./data/bi.sqlite)')
     .option('--adopt-source', "switch the store to the configured manifests source (folder or git URL/branch/path) when it was kept from another one")

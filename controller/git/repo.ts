@@ -17,7 +17,12 @@ export interface GitRepoOptions {
   timeoutMs?: number;
   /** Kills every running git process of this clone, and refuses new ones, when aborted. */
   signal?: AbortSignal;
+  /** Told how each fetch and push went (metrics, notifications); must not throw. */
+  observe?: GitObserver;
 }
+
+/** One network operation with the remote: which, how long it took, and its error if it failed. */
+export type GitObserver = (op: 'fetch' | 'push', seconds: number, error?: unknown) => void;
 
 export interface TreeChange {
   changed: string[];
@@ -57,6 +62,7 @@ export class GitRepo {
   readonly branch: string;
   readonly #committer: GitIdentity;
   readonly #timeoutMs: number;
+  readonly #observe: GitObserver | undefined;
   #git: SimpleGit | undefined;
   #ensured = false;
   /** Aborted by `abort()` (shutdown) or by the signal of the options. */
@@ -68,6 +74,7 @@ export class GitRepo {
     this.branch = opts.branch;
     this.#committer = opts.committer;
     this.#timeoutMs = opts.timeoutMs ?? 120_000;
+    this.#observe = opts.observe;
     if (opts.signal?.aborted) this.#abort.abort();
     else opts.signal?.addEventListener('abort', () => this.abort(), { once: true });
   }
@@ -82,6 +89,25 @@ export class GitRepo {
 
   get aborted(): boolean {
     return this.#abort.signal.aborted;
+  }
+
+  async #observed<T>(op: 'fetch' | 'push', run: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    const tell = (error?: unknown) => {
+      try {
+        this.#observe?.(op, (performance.now() - started) / 1000, error);
+      } catch {
+        // An observer's fault never changes the outcome of a git operation.
+      }
+    };
+    try {
+      const out = await run();
+      tell();
+      return out;
+    } catch (err) {
+      tell(err);
+      throw err;
+    }
   }
 
   get remoteRef(): string {
@@ -132,6 +158,10 @@ export class GitRepo {
    * everything, and writing would recreate it without its history.
    */
   async fetch(): Promise<string | null> {
+    return this.#observed('fetch', () => this.#fetch());
+  }
+
+  async #fetch(): Promise<string | null> {
     let missing = false;
     await this.#raw(['fetch', '--quiet', '--prune', 'origin', `+refs/heads/${this.branch}:${this.remoteRef}`]).catch((err: unknown) => {
       if (!/couldn't find remote ref/i.test(String((err as Error).message))) throw err;
@@ -224,7 +254,7 @@ export class GitRepo {
   async push(): Promise<void> {
     const known = await this.resolve(this.remoteRef);
     const lease = known ? [`--force-with-lease=refs/heads/${this.branch}:${known}`] : [];
-    await this.#raw(['push', '--quiet', '--porcelain', ...lease, 'origin', `HEAD:refs/heads/${this.branch}`]);
+    await this.#observed('push', () => this.#raw(['push', '--quiet', '--porcelain', ...lease, 'origin', `HEAD:refs/heads/${this.branch}`]));
   }
 
   /** Replays the local commits onto the fetched remote head; false (and aborted) on conflict. */

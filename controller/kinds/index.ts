@@ -3,9 +3,10 @@ import { clientApplier } from './client/applier.ts';
 import { connectionApplier } from './connection/applier.ts';
 import { coreModelApplier } from './coremodel/applier.ts';
 import { dashboardApplier } from './dashboard/applier.ts';
+import { notifierApplier } from './notifier/applier.ts';
 import { pipelineApplier } from './pipeline/applier.ts';
 
 /** Every kind the controller reconciles; the reconcile loop gets them from here and knows no kind itself. */
 export function defaultAppliers(): Applier[] {
-  return [coreModelApplier, connectionApplier, clientApplier, dashboardApplier, pipelineApplier] as Applier[];
+  return [coreModelApplier, connectionApplier, clientApplier, dashboardApplier, pipelineApplier, notifierApplier] as Applier[];
 }

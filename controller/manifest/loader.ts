@@ -1,8 +1,6 @@
-import { createHash } from 'node:crypto';
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { parseDocument } from 'yaml';
+import { sha256 } from '../hash.ts';
 import type { Manifest, Problem } from '../types.ts';
 import type { SchemaRegistry } from './validator.ts';
 
@@ -21,61 +19,12 @@ export function manifestKey(kind: string, name: string): string {
   return `${kind}/${name}`;
 }
 
-export function sha256(data: string | Buffer): string {
-  return createHash('sha256').update(data).digest('hex');
-}
+/** Content hashes are SHA-256 (re-exported for the reconciler, which imports it from here). */
+export { sha256 };
 
 export type LoadResult =
   | { ok: true; path: string; hash: string; key: string; manifest: Manifest }
-  | { ok: false; path: string; hash: string; problems: Problem[]; kind?: string; name?: string };
-
-/** Reads one file; `null` when it is gone. The size check happens before the read. */
-export async function readManifestFile(absPath: string): Promise<Buffer | null | 'too-large'> {
-  let handle;
-  try {
-    handle = await open(absPath, 'r');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw err;
-  }
-  try {
-    const { size } = await handle.stat();
-    if (size > MAX_MANIFEST_BYTES) return 'too-large';
-    return await handle.readFile();
-  } finally {
-    await handle.close();
-  }
-}
-
-/**
- * The synchronous twin of readManifestFile, for scanning thousands of small files: one
- * open/fstat/read/close each on the calling thread is several times faster than the async
- * round trips through the thread pool. Callers yield between chunks.
- */
-export function readManifestFileSync(absPath: string): Buffer | null | 'too-large' {
-  let fd: number;
-  try {
-    fd = openSync(absPath, 'r');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'EISDIR') return null;
-    throw err;
-  }
-  try {
-    const { size } = fstatSync(fd);
-    if (size > MAX_MANIFEST_BYTES) return 'too-large';
-    const buf = Buffer.allocUnsafe(size);
-    let off = 0;
-    while (off < size) {
-      const n = readSync(fd, buf, off, size - off, off);
-      if (n === 0) break;
-      off += n;
-    }
-    return off === size ? buf : buf.subarray(0, off);
-  } finally {
-    closeSync(fd);
-  }
-}
+  | { ok: false; path: string; hash: string; reason: 'parse' | 'schema'; problems: Problem[]; kind?: string; name?: string };
 
 /** Parses and validates the bytes of one manifest file. Pure: no file system, no store. */
 export function parseManifest(relPath: string, bytes: Buffer | string, schemas: SchemaRegistry): LoadResult {
@@ -85,6 +34,7 @@ export function parseManifest(relPath: string, bytes: Buffer | string, schemas: 
     ok: false,
     path: relPath,
     hash,
+    reason: 'parse',
     problems,
     ...identify(doc),
   });
@@ -109,7 +59,7 @@ export function parseManifest(relPath: string, bytes: Buffer | string, schemas: 
 /** Validates an already parsed document (defaults are applied to it in place). */
 export function checkDocument(relPath: string, hash: string, doc: unknown, schemas: SchemaRegistry): LoadResult {
   const result = schemas.validateManifest(doc);
-  if (!result.ok) return { ok: false, path: relPath, hash, problems: result.problems, ...identify(doc) };
+  if (!result.ok) return { ok: false, path: relPath, hash, reason: 'schema', problems: result.problems, ...identify(doc) };
   const manifest = result.value;
   return { ok: true, path: relPath, hash, key: manifestKey(manifest.kind, manifest.metadata.name), manifest };
 }

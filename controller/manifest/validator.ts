@@ -2,19 +2,15 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv2020, type AnySchemaObject, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { KINDS } from '../generated/schema-constants.ts';
+import { fieldPath } from '../objects.ts';
 import { ROOT } from '../paths.ts';
 import type { Manifest, Problem } from '../types.ts';
 
 export const SCHEMAS_DIR = join(ROOT, 'schemas');
 
-/** Kind name → schema file stem. The envelope's `kind` enum lists the same names. */
-export const KIND_SCHEMAS: Record<string, string> = {
-  Client: 'client',
-  Dashboard: 'dashboard',
-  Pipeline: 'pipeline',
-  Connection: 'connection',
-  CoreModel: 'coremodel',
-};
+/** Kind name (the envelope's `kind` enum) → schema file stem: `CoreModel` → `coremodel`. */
+export const KIND_SCHEMAS: Readonly<Record<string, string>> = Object.fromEntries(KINDS.map((k) => [k, k.toLowerCase()]));
 
 type Validated<T> = { ok: true; value: T } | { ok: false; problems: Problem[] };
 
@@ -186,10 +182,6 @@ export function toFieldPath(pointer: string, prefix = ''): string {
   return out;
 }
 
-function join2(path: string, child: string): string {
-  return path ? `${path}.${child}` : child;
-}
-
 /** Values of an invalid body looked at to list its errors (see `boundedCopy`). */
 export const LISTED_NODES = 5_000;
 
@@ -244,7 +236,7 @@ function toProblem(e: ErrorObject, prefix: string): Problem {
   if (e.keyword === 'required') {
     // A missing property's own message is keyed `required:<property>` in `x-messages`.
     const missing = String((e.params as { missingProperty: string }).missingProperty);
-    const field = join2(path, missing);
+    const field = fieldPath(path, missing);
     return { path: field, message: messages?.[`required:${missing}`] ?? `${field} is required` };
   }
   const custom = messages?.[e.keyword];

@@ -9,6 +9,7 @@ interface Row {
   hash: string | null;
   spec_hash: string | null;
   phase: Phase;
+  reason: string | null;
   message: string;
   attempts: number;
   next_retry_at: string | null;
@@ -23,9 +24,11 @@ interface Row {
 /** The reconciler's own row per manifest key, with what it needs beyond the public status. */
 export interface StatusRecord extends ManifestStatus {
   specHash: string | null;
+  /** When the row was last written (any field). */
+  updatedAt: string;
 }
 
-export type StatusPatch = Partial<Omit<StatusRecord, 'key' | 'lastTransitionAt'>> & { kind: string; name: string };
+export type StatusPatch = Partial<Omit<StatusRecord, 'key' | 'lastTransitionAt' | 'updatedAt'>> & { kind: string; name: string };
 
 export interface StatusFilter {
   kind?: string;
@@ -41,6 +44,7 @@ function fromRow(r: Row): StatusRecord {
     hash: r.hash,
     specHash: r.spec_hash,
     phase: r.phase,
+    reason: r.reason,
     message: r.message,
     attempts: r.attempts,
     nextRetryAt: r.next_retry_at,
@@ -49,6 +53,7 @@ function fromRow(r: Row): StatusRecord {
     lastAttemptedRevision: r.attempted_revision,
     actor: r.actor,
     lastTransitionAt: r.last_transition_at,
+    updatedAt: r.updated_at,
   };
 }
 
@@ -59,22 +64,24 @@ export class StatusStore {
   readonly #upsert: Statement;
   readonly #delete: Statement;
   readonly #countLive: Statement;
+  readonly #byReason: Statement;
   readonly #db: Database;
 
   constructor(db: Database) {
     this.#db = db;
     this.#get = db.prepare('SELECT * FROM manifests WHERE key = ?');
     this.#byPath = db.prepare("SELECT * FROM manifests WHERE path = ? AND phase <> 'Pruned' ORDER BY key");
-    this.#upsert = db.prepare(`INSERT INTO manifests (key, kind, name, path, hash, spec_hash, phase, message, attempts,
+    this.#upsert = db.prepare(`INSERT INTO manifests (key, kind, name, path, hash, spec_hash, phase, reason, message, attempts,
         next_retry_at, resource_ids, applied_revision, attempted_revision, actor, last_transition_at, updated_at)
-      VALUES (@key, @kind, @name, @path, @hash, @spec_hash, @phase, @message, @attempts, @next_retry_at, @resource_ids,
+      VALUES (@key, @kind, @name, @path, @hash, @spec_hash, @phase, @reason, @message, @attempts, @next_retry_at, @resource_ids,
         @applied_revision, @attempted_revision, @actor, @last_transition_at, @updated_at)
       ON CONFLICT (key) DO UPDATE SET kind = @kind, name = @name, path = @path, hash = @hash, spec_hash = @spec_hash,
-        phase = @phase, message = @message, attempts = @attempts, next_retry_at = @next_retry_at,
+        phase = @phase, reason = @reason, message = @message, attempts = @attempts, next_retry_at = @next_retry_at,
         resource_ids = @resource_ids, applied_revision = @applied_revision, attempted_revision = @attempted_revision,
         actor = @actor, last_transition_at = @last_transition_at, updated_at = @updated_at`);
     this.#delete = db.prepare('DELETE FROM manifests WHERE key = ?');
     this.#countLive = db.prepare("SELECT COUNT(*) FROM manifests WHERE phase <> 'Pruned' AND spec_hash IS NOT NULL");
+    this.#byReason = db.prepare('SELECT * FROM manifests WHERE reason = ? ORDER BY key');
   }
 
   get(key: string): StatusRecord | undefined {
@@ -97,6 +104,7 @@ export class StatusStore {
       hash: null,
       specHash: null,
       phase: 'Pending',
+      reason: null,
       message: '',
       attempts: 0,
       nextRetryAt: null,
@@ -107,6 +115,7 @@ export class StatusStore {
       ...prev,
       ...patch,
       lastTransitionAt: prev && prev.phase === (patch.phase ?? prev.phase) ? prev.lastTransitionAt : at,
+      updatedAt: at,
     };
     this.#upsert.run({
       key,
@@ -116,6 +125,7 @@ export class StatusStore {
       hash: next.hash,
       spec_hash: next.specHash,
       phase: next.phase,
+      reason: next.reason,
       message: next.message,
       attempts: next.attempts,
       next_retry_at: next.nextRetryAt,
@@ -151,6 +161,11 @@ export class StatusStore {
   /** How many objects a prune could remove: applied at least once and not pruned (see isLive). */
   countLive(): number {
     return this.#countLive.pluck().get() as number;
+  }
+
+  /** Rows whose reason is `reason` (e.g. every key a refused mass prune left in place). */
+  byReason(reason: string): StatusRecord[] {
+    return (this.#byReason.all(reason) as Row[]).map(fromRow);
   }
 
   /** path → (key, hash, phase) of every live row: one query for a whole no-op resync. */

@@ -8,10 +8,10 @@ import { gitMessage, type GitRepo } from '../git/repo.ts';
 import { GitStateStore } from '../git/state.ts';
 import { silentLogger, type Logger } from '../log.ts';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from '../reconciler/backoff.ts';
-import type { SyncReport } from '../reconciler/reconciler.ts';
+import { emptyReport, type SourceBatch, type SourceFile, type SourceSink, type SyncReport } from '../reconciler/types.ts';
 import type { Store } from '../store/db.ts';
-import type { Clock, ManifestSource, SourceMeta, SourceSink } from '../types.ts';
-import { listManifestPaths } from './list.ts';
+import type { Clock, ManifestSource } from '../types.ts';
+import { ManifestFiles } from './files.ts';
 
 export interface GitSourceOptions {
   repo: GitRepo;
@@ -52,14 +52,6 @@ export function redactUrl(url: string): string {
   return url.replace(/\/\/[^/@\s]*@/, '//***@');
 }
 
-function emptyReport(): SyncReport {
-  return { scanned: 0, applied: [], skipped: 0, invalid: [], pruned: [], failed: [] };
-}
-
-function asReport(r: unknown): SyncReport {
-  return r && typeof r === 'object' && 'applied' in r ? (r as SyncReport) : emptyReport();
-}
-
 /**
  * Desired state from a git branch. Start: clone (or reuse) under the data folder, check out the
  * branch, deliver a full relist; then poll. A fetch that moves the branch delivers only the files
@@ -79,6 +71,7 @@ export class GitSource implements ManifestSource {
   readonly #backoff: BackoffPolicy;
   readonly #sleep: (ms: number) => Promise<void>;
   readonly #state: GitStateStore;
+  readonly #files: ManifestFiles;
   #sink: SourceSink | undefined;
   #revision: string | null = null;
   #primed = false;
@@ -103,6 +96,7 @@ export class GitSource implements ManifestSource {
     this.#random = opts.random ?? Math.random;
     this.#backoff = opts.backoff ?? DEFAULT_BACKOFF;
     this.#sleep = opts.sleep ?? ((ms) => new Promise((resolve) => this.#scheduler(resolve, ms)));
+    this.#files = new ManifestFiles(this.root);
     this.#state = new GitStateStore({ db: opts.db, key: { url: opts.repo.url, branch: opts.repo.branch, path: opts.path } });
   }
 
@@ -134,13 +128,16 @@ export class GitSource implements ManifestSource {
    * The first sync, retried with backoff while the remote cannot be reached (the process keeps
    * running, /readyz stays 503). Resolves once it succeeded, or when the source is stopped.
    */
-  async start(sink: SourceSink): Promise<void> {
+  connect(sink: SourceSink): void {
     this.#sink = sink;
+  }
+
+  async start(): Promise<void> {
     this.#resumedFrom = this.#state.get()?.revision ?? null;
     this.#revision = this.#resumedFrom;
     for (let attempt = 1; !this.#stopped && !this.#primed; attempt++) {
       try {
-        await this.syncNow({ full: true });
+        await this.sync({ full: true });
       } catch (err) {
         if (this.#primed || this.#stopped) break;
         const delay = backoffDelay(attempt, this.#backoff, this.#random);
@@ -164,15 +161,25 @@ export class GitSource implements ManifestSource {
     this.#schedulePoll();
   }
 
-  async resync(): Promise<void> {
-    await this.syncNow({ full: true });
+  /** Sync now: fetch, then deliver every file of the branch (unchanged ones are skipped by hash). */
+  syncNow(opts: { allowMassPrune?: boolean } = {}): Promise<SyncReport> {
+    return this.sync({ full: true, allowMassPrune: opts.allowMassPrune });
+  }
+
+  /** The working clone as it is (no fetch), as one full batch. */
+  async snapshot(): Promise<SourceBatch> {
+    return { type: 'full', files: this.#files.readAll(), revision: this.#revision ?? undefined };
+  }
+
+  read(path: string): SourceFile | null {
+    return this.#files.read(path);
   }
 
   /**
-   * Fetches and syncs now (poll, webhook, sync now). Requests that arrive while one waits for
-   * the lock share it; a full sync always runs on its own.
+   * Fetches and syncs (poll, webhook, sync now). Requests that arrive while one waits for the
+   * lock share it; a full sync always runs on its own.
    */
-  syncNow(req: SyncRequest = {}): Promise<SyncReport> {
+  sync(req: SyncRequest = {}): Promise<SyncReport> {
     if (!req.full && this.#queued) return this.#queued;
     const run: Promise<SyncReport> = this.#lock.run(async () => {
       if (this.#queued === run) this.#queued = undefined;
@@ -186,7 +193,7 @@ export class GitSource implements ManifestSource {
 
   /** Fire and forget (webhook, a write that rebased over foreign commits); errors are logged. */
   requestSync(): void {
-    this.syncNow().catch((err: Error) => this.#log.warn({ err: err.message }, 'git: sync failed'));
+    this.sync().catch((err: Error) => this.#log.warn({ err: err.message }, 'git: sync failed'));
   }
 
   /** Resolves when no sync is queued or running. */
@@ -229,7 +236,7 @@ export class GitSource implements ManifestSource {
     if (this.#stopped || this.#intervalMs <= 0) return;
     this.#pollTimer = this.#scheduler(() => {
       this.#pollTimer = undefined;
-      this.syncNow()
+      this.sync()
         .catch((err: Error) => this.#log.warn({ err: err.message, url: redactUrl(this.repo.url) }, 'git: poll failed'))
         .finally(() => this.#schedulePoll());
     }, this.#intervalMs);
@@ -256,18 +263,20 @@ export class GitSource implements ManifestSource {
     await this.repo.resetTo(head);
     const baseKnown = base !== null && head !== null && (await this.repo.hasCommit(base));
     const authors = baseKnown && head && base !== head ? await this.repo.authors(base, head, this.#path) : new Map<string, string>();
-    const meta: SourceMeta & { allowMassPrune?: boolean } = { revision: head ?? undefined, authors, allowMassPrune: req.allowMassPrune };
+    const meta = { revision: head ?? undefined, authors, allowMassPrune: req.allowMassPrune };
     let report: SyncReport;
     if (full || !baseKnown || !head || !base) {
       // A relist: the reconciler skips unchanged files by content hash, so only what changed
       // since the recorded revision is applied, and it learns every file it owns.
-      const paths = await listManifestPaths(this.root);
-      report = asReport(await sink.full(paths, meta));
+      const paths = await this.#files.list();
+      report = await sink.apply({ type: 'full', files: this.#files.readAll(paths), ...meta });
       const change = baseKnown && head && base ? await this.repo.diff(base, head, this.#path) : { changed: paths, removed: [] };
       this.#lastSync = { mode: 'full', from: base, to: head, ...change, at: this.#clock().toISOString() };
     } else {
       const change = await this.repo.diff(base, head, this.#path);
-      report = asReport(await sink.delta(change.changed, change.removed, meta));
+      const files = change.changed.map((p) => this.#files.read(p)).filter((f): f is SourceFile => f !== null);
+      const gone = change.changed.filter((p) => !files.some((f) => f.path === p));
+      report = await sink.apply({ type: 'delta', files, removed: [...change.removed, ...gone], ...meta });
       this.#lastSync = { mode: 'delta', from: base, to: head, ...change, at: this.#clock().toISOString() };
     }
     if (head) this.#state.set(head, this.#clock());

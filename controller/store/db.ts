@@ -3,9 +3,10 @@ import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { ROOT } from '../paths.ts';
 import { migrate, readMigrations } from './migrate.ts';
-import { cacheStatements } from './statement-cache.ts';
+import { StatementCache } from './statement-cache.ts';
 
-export type Store = Database.Database;
+/** The SQLite store: the database, and the cache of compiled statements that goes with it. */
+export type Store = Database.Database & { readonly statements: StatementCache };
 
 export const MIGRATIONS_DIR = join(ROOT, 'controller', 'store', 'migrations');
 
@@ -21,5 +22,5 @@ export function openStore(path: string): Store {
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
   migrate(db, readMigrations(MIGRATIONS_DIR));
-  return cacheStatements(db);
+  return Object.assign(db, { statements: new StatementCache({ db }) });
 }

@@ -1,28 +1,38 @@
 import type { Database, Statement } from 'better-sqlite3';
 
 /**
- * Makes `db.prepare(sql)` return a cached statement for SQL it has seen before: appliers and
- * routes can write their queries inline, and a cold sync of 10,000 manifests does not compile
- * the same SQL 10,000 times (it was a sixth of the sync's time). A statement's pluck/raw/expand
- * modes are reset on every hand-out, so one caller's `.pluck()` never leaks into another's —
- * which also means a caller keeping a statement sets its mode where it uses it, not once.
- * Bounded (least recently used out) for SQL built at run time.
+ * Compiled statements by SQL text, so code can write its queries inline and a cold sync of
+ * 10,000 manifests does not compile the same SQL 10,000 times (it was a sixth of the sync's
+ * time). A statement's pluck/raw/expand modes are reset on every hand-out, so one caller's
+ * `.pluck()` never leaks into another's — which also means a caller keeping a statement sets
+ * its mode where it uses it, not once. Bounded (least recently used out) for SQL built at run time.
  */
-export function cacheStatements(db: Database, max = 500): Database {
-  const prepare = db.prepare.bind(db) as (sql: string) => Statement;
-  const cache = new Map<string, Statement>();
-  const cached = (sql: string): Statement => {
-    let stmt = cache.get(sql);
+export class StatementCache {
+  readonly #db: Database;
+  readonly #max: number;
+  readonly #cache = new Map<string, Statement>();
+
+  constructor(opts: { db: Database; max?: number }) {
+    this.#db = opts.db;
+    this.#max = opts.max ?? 500;
+  }
+
+  /** The compiled statement for `sql`: from the cache, or compiled now and kept. */
+  prepare<P extends unknown[] | {} = unknown[], R = unknown>(sql: string): Statement<P, R> {
+    let stmt = this.#cache.get(sql);
     if (stmt) {
-      cache.delete(sql);
+      this.#cache.delete(sql);
       if (stmt.reader) stmt.pluck(false).expand(false).raw(false);
     } else {
-      stmt = prepare(sql);
-      if (cache.size >= max) cache.delete(cache.keys().next().value as string);
+      stmt = this.#db.prepare(sql);
+      if (this.#cache.size >= this.#max) this.#cache.delete(this.#cache.keys().next().value as string);
     }
-    cache.set(sql, stmt);
-    return stmt;
-  };
-  (db as { prepare: unknown }).prepare = cached;
-  return db;
+    this.#cache.set(sql, stmt);
+    return stmt as Statement<P, R>;
+  }
+
+  /** How many statements are kept. */
+  get size(): number {
+    return this.#cache.size;
+  }
 }

@@ -1,6 +1,9 @@
-import { resolve } from 'node:path';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig, parseDuration, parseTrustProxy, trustFunction } from '../../controller/config.ts';
+import { Runtime } from '../../controller/runtime.ts';
 
 describe('loadConfig', () => {
   it('has the defaults of DESIGN.md', () => {
@@ -16,6 +19,16 @@ describe('loadConfig', () => {
       trustProxy: false,
       timeouts: { headersMs: 30_000, requestMs: 120_000, keepAliveMs: 5_000, idleMs: 60_000 },
       git: undefined,
+      pipelineFilesDir: resolve('data/pipeline-files'),
+      pipelineEgress: [],
+    });
+  });
+
+  it('reads the pipeline settings: files folder (default beside the store) and the egress allow-list', () => {
+    expect(loadConfig({ BI_DB_PATH: '/srv/d/x.sqlite' }).pipelineFilesDir).toBe('/srv/d/pipeline-files');
+    expect(loadConfig({ BI_PIPELINE_FILES_DIR: '/srv/in', BI_PIPELINE_EGRESS: ' api.example.com, db.internal:5432 ,' })).toMatchObject({
+      pipelineFilesDir: '/srv/in',
+      pipelineEgress: ['api.example.com', 'db.internal:5432'],
     });
   });
 
@@ -32,6 +45,21 @@ describe('loadConfig', () => {
     });
     expect(c).toMatchObject({ host: '0.0.0.0', port: 9090, manifestsDir: '/srv/m', dbPath: '/srv/d/x.sqlite', dataDir: '/srv/d', trustProxy: { hops: 1 } });
     expect(c.git).toMatchObject({ url: 'file:///srv/r.git', branch: 'main', path: 'deploy', intervalMs: 300_000 });
+  });
+
+  it('reads the authentication settings, which the one AuthService of the runtime uses', async () => {
+    expect(loadConfig({}).auth).toEqual({});
+    const auth = loadConfig({ BI_API_KEY_RATE_LIMIT: '0', BI_LOGIN_MAX_FAILURES: '3', BI_SESSION_TTL: '30m', BI_SESSION_MAX_AGE: '24h' }).auth;
+    expect(auth).toEqual({ keyRateLimit: 0, loginMaxFailures: 3, sessionMs: 1_800_000, absoluteMs: 86_400_000 });
+    expect(loadConfig({ BI_API_KEY_RATE_LIMIT: '-1', BI_LOGIN_MAX_FAILURES: 'x' }).auth).toEqual({});
+    const dir = mkdtempSync(join(tmpdir(), 'bi-config-'));
+    const rt = new Runtime({ config: { ...loadConfig({}, { dbPath: join(dir, 'bi.sqlite'), dataDir: dir, manifestsDir: join(dir, 'm') }), auth } });
+    try {
+      expect(rt.auth.settings).toMatchObject({ keyRateLimit: 0, login: { perUsername: 3, perIp: 15 }, sessionTtls: { sessionMs: 1_800_000, absoluteMs: 86_400_000 } });
+    } finally {
+      await rt.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('reads durations', () => {

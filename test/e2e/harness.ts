@@ -4,7 +4,6 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { startServer, type Server } from '../../api/server.ts';
-import { authFor } from '../../controller/auth/runtime-auth.ts';
 import { loadConfig } from '../../controller/config.ts';
 import { testConnection } from '../../controller/connections/test-connection.ts';
 
@@ -75,7 +74,7 @@ export async function startHarness(): Promise<Harness> {
     },
   );
   const server = await startServer(config);
-  await authFor(server.runtime).users.create({ username: MEMBER.username, password: MEMBER.password, role: 'member' });
+  await server.runtime.auth.users.create({ username: MEMBER.username, password: MEMBER.password, role: 'member' });
   for (let i = 0; i < 100 && !server.runtime.reconciler.ready; i++) await new Promise((r) => setTimeout(r, 50));
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
   const contexts: BrowserContext[] = [];

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { authFor } from '../../controller/auth/runtime-auth.ts';
 import type { ScryptCost } from '../../controller/auth/passwords.ts';
 import type { TestApp, TestRuntime } from './runtime.ts';
 
@@ -36,7 +35,7 @@ export async function createTestUser(
   t: TestRuntime,
   opts: { role?: 'admin' | 'member'; username?: string; password?: string } = {},
 ): Promise<TestUser & { password: string }> {
-  const auth = authFor(t.rt);
+  const auth = t.rt.auth;
   const username = opts.username ?? `user${++seq}-${randomBytes(3).toString('hex')}`;
   const memo = `${t.rt.config.dbPath}|${username.toLowerCase()}`;
   const existing = auth.users.findByName(username);
@@ -57,7 +56,7 @@ export async function createTestUser(
  */
 export async function createUserWithKey(t: TestApp | TestRuntime, opts: { role?: 'admin' | 'member'; clientId?: string; username?: string } = {}): Promise<TestKey> {
   const user = await createTestUser(t, opts);
-  const key = authFor(t.rt).createKey({ userId: user.userId, label: 'test key', clientId: opts.clientId?.toUpperCase(), createdBy: user.userId });
+  const key = t.rt.auth.createKey({ userId: user.userId, label: 'test key', clientId: opts.clientId?.toUpperCase(), createdBy: user.userId });
   return {
     userId: user.userId,
     username: user.username,

@@ -5,24 +5,9 @@ import { stringify } from 'yaml';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../api/app.ts';
 import { loadConfig } from '../../controller/config.ts';
-import { listManifestPaths } from '../../controller/sources/list.ts';
 import { Runtime, type RuntimeOptions } from '../../controller/runtime.ts';
-import type { ManifestSource, SourceSink } from '../../controller/types.ts';
+import { DirectorySource } from '../../controller/sources/directory.ts';
 import { FakeClock, ManualScheduler } from './clock.ts';
-
-/** A source that only delivers what the test asks for (no watcher threads in unit tests). */
-export class ManualSource implements ManifestSource {
-  sink: SourceSink | undefined;
-  constructor(readonly root: string) {}
-  async start(sink: SourceSink): Promise<void> {
-    this.sink = sink;
-    await this.resync();
-  }
-  async resync(): Promise<void> {
-    await this.sink?.full(await listManifestPaths(this.root));
-  }
-  async stop(): Promise<void> {}
-}
 
 export interface TestRuntime {
   rt: Runtime;
@@ -30,12 +15,13 @@ export interface TestRuntime {
   manifests: string;
   clock: FakeClock;
   scheduler: ManualScheduler;
-  source: ManualSource;
+  /** The manifests folder, read on demand (no watcher threads in unit tests). */
+  source: DirectorySource;
   /** Writes a manifest file (object → YAML, string as is) under the manifests root. */
   write(relPath: string, content: unknown): void;
   remove(relPath: string): void;
   /** A full sync of the manifests folder. */
-  sync(opts?: { allowMassPrune?: boolean }): ReturnType<Runtime['reconciler']['full']>;
+  sync(opts?: { allowMassPrune?: boolean }): ReturnType<Runtime['syncNow']>;
   /** Reopens the runtime on the same folder and store (a restart). */
   restart(): Promise<TestRuntime>;
   close(): Promise<void>;
@@ -52,7 +38,7 @@ export async function makeTestRuntime(opts: Partial<RuntimeOptions> & { dir?: st
   mkdirSync(manifests, { recursive: true });
   const clock = new FakeClock();
   const scheduler = new ManualScheduler();
-  const source = new ManualSource(manifests);
+  const source = new DirectorySource({ root: manifests, watch: false });
   const config = loadConfig({}, { manifestsDir: manifests, dbPath: join(dir, 'data', 'bi.sqlite'), dataDir: join(dir, 'data') });
   const rt = new Runtime({ config, clock: clock.now, scheduler: scheduler.schedule, random: () => 0, source, ...opts });
   await rt.start();
@@ -71,7 +57,7 @@ export async function makeTestRuntime(opts: Partial<RuntimeOptions> & { dir?: st
     remove(relPath) {
       unlinkSync(join(manifests, relPath));
     },
-    sync: async (o = {}) => rt.reconciler.full(await listManifestPaths(manifests), o),
+    sync: (o = {}) => rt.syncNow(o),
     restart: async () => {
       await rt.stop();
       return makeTestRuntime({ ...opts, dir });

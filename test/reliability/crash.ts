@@ -1,5 +1,5 @@
 import { describe, expect } from 'vitest';
-import { listManifestPaths } from '../../controller/sources/list.ts';
+import { ManifestFiles } from '../../controller/sources/files.ts';
 import { dashboardPayload, onboardingPackage } from '../../bench/lib/payloads.ts';
 import { folderStoreAgreement, storeInvariants } from './checks.ts';
 import { queryStore, request, requireRoute, scenario, startServer, tally } from './harness.ts';
@@ -122,7 +122,7 @@ export function crashScenarios(): void {
         expect(lost).toEqual([]);
         expect(duplicateIds(sent)).toEqual([]);
         expect(storeInvariants(ctx.server.opts.dbPath)).toEqual([]);
-        const files = await listManifestPaths(ctx.server.opts.manifestsDir);
+        const files = await new ManifestFiles(ctx.server.opts.manifestsDir).list();
         expect(folderStoreAgreement(ctx.server.opts.dbPath, ctx.server.opts.manifestsDir, files)).toEqual([]);
         // Every answered onboarding and import has its manifest file.
         for (const x of answered) {

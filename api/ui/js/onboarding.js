@@ -15,10 +15,10 @@ export function clientSteps({ withConnection, withDashboards }) {
   ].filter(Boolean);
 }
 
-/** "vdm: column x is unknown" → {step:'vdm', reason:'column x is unknown'}. */
-export function splitError(error) {
-  const m = /^([A-Za-z][\w -]{0,40}): (.+)$/s.exec(error ?? '');
-  return m ? { step: m[1], reason: m[2] } : { step: undefined, reason: error ?? 'unknown error' };
+/** The reason of an error text without its leading `<step>: `, when the step is known (never guessed from the text). */
+function reasonOf(error, step) {
+  const text = error ?? 'unknown error';
+  return step && text.startsWith(`${step}: `) ? text.slice(step.length + 2) : text;
 }
 
 /**
@@ -29,12 +29,19 @@ export function splitError(error) {
 export async function runOnboarding({ connection, pkg, progress }) {
   const clientId = String(pkg.clientId ?? '').trim().toUpperCase();
   let phaseFor = null; // which group's events we are listening to
+  let failedStep = null; // the reason of the Client's Failed phase event: the failing step
+  let connectionSynced;
+  const connectionEvent = new Promise((resolve) => (connectionSynced = resolve));
   const events = subscribe((e) => {
     if (!e || typeof e !== 'object') return;
     const group = e.kind === 'Connection' && phaseFor === 'Connection' ? 'Connection' : e.kind === 'Client' && String(e.name).toUpperCase() === clientId ? 'Client' : null;
     if (!group) return;
     if (e.type === 'step' && e.step) progress.started(e.step, group);
-    else if (e.type === 'phase' && e.phase === 'Synced') progress.completeGroup(group);
+    else if (e.type === 'phase' && e.phase === 'Synced') {
+      progress.completeGroup(group);
+      if (group === 'Connection') connectionSynced();
+    }
+    else if (e.type === 'phase' && e.phase === 'Failed' && group === 'Client') failedStep = e.reason ?? null;
   });
   const live = await Promise.race([events.ready, new Promise((r) => setTimeout(() => r(false), 3000))]);
   const result = { live, connectionId: undefined, secretRef: undefined, status: 0, body: null };
@@ -48,6 +55,8 @@ export async function runOnboarding({ connection, pkg, progress }) {
         progress.fail('Client', null, 'not started');
         return { ...result, status: r.status, body: r.body, failedAt: 'connection' };
       }
+      // The stream and the answer race: let the stream's events land first, so the steps show as seen live.
+      if (live) await Promise.race([connectionEvent, new Promise((resolve) => setTimeout(resolve, 1500))]);
       result.connectionId = r.body.connectionId;
       result.secretRef = r.body.secretRef;
       progress.completeGroup('Connection', r.body.connectionId);
@@ -60,14 +69,23 @@ export async function runOnboarding({ connection, pkg, progress }) {
     if (r.status === 201) progress.completeGroup('Client');
     else if (r.status === 200) progress.completeGroup('Client', 'already existed: nothing created');
     else {
-      const { step, reason } = splitError(r.body?.error);
-      progress.fail('Client', r.status === 422 ? step : null, r.status === 422 ? reason : r.body?.error);
+      const step = r.status === 422 ? failedStep ?? (await auditOf(clientId))?.failedStep ?? null : null;
+      progress.fail('Client', step, reasonOf(r.body?.error, step));
       result.failedAt = step;
     }
     return result;
   } finally {
     // Late events of this run may still be in flight: give them a moment, then close.
     setTimeout(() => events.close(), 1500);
+  }
+}
+
+/** The client's onboarding audit (failed step and reason as the store recorded them), or null. */
+async function auditOf(clientId) {
+  try {
+    return (await call('GET', userPath(`/v1/bi/admin/clients/${encodeURIComponent(clientId)}/audit/`))).body.audit ?? null;
+  } catch {
+    return null;
   }
 }
 
@@ -97,7 +115,9 @@ export async function resultPanel(outcome, clientId) {
       h('div', { class: 'actions' }, h('a', { class: 'button', href: `#/clients/${encodeURIComponent(c?.clientId ?? clientId)}` }, 'Open client'), h('a', { class: 'button secondary', href: '#/clients' }, 'Back to clients')),
     );
   }
-  const { step, reason } = splitError(outcome.body?.error);
+  const audit = outcome.status === 422 && clientId ? await auditOf(clientId) : null;
+  const step = outcome.failedAt ?? audit?.failedStep ?? null;
+  const reason = audit?.failureReason ?? reasonOf(outcome.body?.error, step);
   const panel = h(
     'section',
     { class: 'panel', 'aria-labelledby': 'result-h', id: 'result', dataset: { outcome: 'FAILED' } },
@@ -105,24 +125,16 @@ export async function resultPanel(outcome, clientId) {
     h('div', { class: 'notice bad', role: 'alert' },
       outcome.status === 422 ? [h('strong', {}, `Step ${step ?? '?'} failed: `), reason] : outcome.body?.error ?? `HTTP ${outcome.status}`),
   );
-  if (outcome.status === 422 && clientId) {
-    try {
-      const audit = await call('GET', userPath(`/v1/bi/admin/clients/${encodeURIComponent(clientId)}/audit/`));
-      const a = audit.body.audit;
-      if (a) {
-        panel.append(
-          h('h3', {}, 'Audit entry'),
-          h('dl', { class: 'facts', id: 'failed-audit' },
-            h('dt', {}, 'Status'), h('dd', {}, a.status),
-            h('dt', {}, 'Failed step'), h('dd', {}, a.failedStep ?? step ?? '—'),
-            h('dt', {}, 'Reason'), h('dd', {}, a.failureReason ?? reason),
-            h('dt', {}, 'By'), h('dd', {}, a.onboardedBy ?? '—'),
-            h('dt', {}, 'When'), h('dd', {}, fmtDate(a.lastModifiedDate ?? a.onboardedDate))),
-        );
-      }
-    } catch {
-      // the audit is a courtesy; the failure itself is shown above
-    }
+  if (audit) {
+    panel.append(
+      h('h3', {}, 'Audit entry'),
+      h('dl', { class: 'facts', id: 'failed-audit' },
+        h('dt', {}, 'Status'), h('dd', {}, audit.status),
+        h('dt', {}, 'Failed step'), h('dd', {}, audit.failedStep ?? step ?? '—'),
+        h('dt', {}, 'Reason'), h('dd', {}, reason),
+        h('dt', {}, 'By'), h('dd', {}, audit.onboardedBy ?? '—'),
+        h('dt', {}, 'When'), h('dd', {}, fmtDate(audit.lastModifiedDate ?? audit.onboardedDate))),
+    );
   }
   return panel;
 }

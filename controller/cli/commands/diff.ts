@@ -1,5 +1,4 @@
 import { formatProblem } from '../../errors.ts';
-import { listManifestPaths } from '../../sources/list.ts';
 import { table } from '../io.ts';
 import type { CommandContext } from '../main.ts';
 import { withRuntime } from './oneshot.ts';
@@ -10,7 +9,7 @@ export function registerDiff(ctx: CommandContext): void {
     .description('show what a sync would create, update and prune (changes nothing)')
     .action(async () => {
       await withRuntime(ctx, async (rt) => {
-        const plan = await rt.reconciler.plan(await listManifestPaths(rt.source.root));
+        const plan = await rt.plan();
         const changes = plan.filter((p) => p.action !== 'unchanged');
         if (changes.length === 0) return ctx.io.out('no changes');
         ctx.io.out(

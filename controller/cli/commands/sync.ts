@@ -1,4 +1,3 @@
-import { listManifestPaths } from '../../sources/list.ts';
 import type { CommandContext } from '../main.ts';
 import { withRuntime } from './oneshot.ts';
 
@@ -9,7 +8,7 @@ export function registerSync(ctx: CommandContext): void {
     .option('--allow-mass-prune', 'confirm a sync that prunes more than half of the objects')
     .action(async (opts: { allowMassPrune?: boolean }) => {
       await withRuntime(ctx, async (rt) => {
-        const report = await rt.reconciler.full(await listManifestPaths(rt.source.root), { allowMassPrune: opts.allowMassPrune });
+        const report = await rt.syncNow({ allowMassPrune: opts.allowMassPrune });
         ctx.io.out(
           `${report.applied.length} applied, ${report.skipped} unchanged, ${report.pruned.length} pruned, ${report.failed.length} failed, ${report.invalid.length} invalid`,
         );

@@ -1,29 +1,34 @@
-import { readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { stat } from 'node:fs/promises';
+import { basename, dirname, resolve } from 'node:path';
 import { formatProblem } from '../../errors.ts';
 import { defaultAppliers } from '../../kinds/index.ts';
-import { MAX_MANIFEST_BYTES, parseManifest } from '../../manifest/loader.ts';
+import { parseManifest } from '../../manifest/loader.ts';
 import { SchemaRegistry } from '../../manifest/validator.ts';
-import { listManifestPaths } from '../../sources/list.ts';
+import { ManifestFiles } from '../../sources/files.ts';
 import type { CommandContext } from '../main.ts';
 
 /**
- * Validates every manifest under `dir` the way the controller would before applying it: the
+ * Validates every manifest under `target` (a folder, or one file) the way the controller would before applying it: the
  * JSON Schemas, then each kind's rules that need no store. One line per problem.
  */
-export async function validateDir(dir: string): Promise<{ files: number; problems: string[] }> {
+export async function validateDir(target: string): Promise<{ files: number; problems: string[] }> {
   const schemas = new SchemaRegistry();
   const appliers = new Map(defaultAppliers().map((a) => [a.kind, a]));
-  const paths = await listManifestPaths(dir);
+  const info = await stat(target).catch((err: NodeJS.ErrnoException) => {
+    throw new Error(err.code === 'ENOENT' ? `${target}: no such file or directory` : `${target}: ${err.message}`);
+  });
+  // One file is validated on its own; a folder with every manifest under it.
+  const files = new ManifestFiles(info.isDirectory() ? target : dirname(target));
+  const paths = info.isDirectory() ? await files.list() : [basename(target)];
   const problems: string[] = [];
   const owners = new Map<string, string>();
-  for (const path of paths) {
-    const bytes = await readFile(join(dir, path));
-    if (bytes.length > MAX_MANIFEST_BYTES) {
-      problems.push(`${path}: file is larger than 1 MiB`);
+  for await (const file of files.readAll(paths)) {
+    const path = file.path;
+    if ('unreadable' in file) {
+      problems.push(`${path}: ${file.unreadable}`);
       continue;
     }
-    const r = parseManifest(path, bytes, schemas);
+    const r = parseManifest(path, file.bytes, schemas);
     if (!r.ok) {
       for (const p of r.problems) problems.push(`${path}: ${formatProblem(p)}`);
       continue;
@@ -40,7 +45,7 @@ export async function validateDir(dir: string): Promise<{ files: number; problem
 export function registerValidate(ctx: CommandContext): void {
   ctx.program
     .command('validate')
-    .argument('<dir>', 'folder of manifests (searched recursively)')
+    .argument('<path>', 'folder of manifests (searched recursively), or one manifest file')
     .description('check manifests against the controller schemas; exit 1 listing every problem')
     .action(async (dir: string) => {
       const { files, problems } = await validateDir(resolve(dir));

@@ -1,5 +1,6 @@
-import type { Database } from 'better-sqlite3';
+import type { Store } from '../../store/db.ts';
 import { boundMessage, StepError } from '../../errors.ts';
+import { manifestKey } from '../../manifest/loader.ts';
 import type { Applier, ApplyContext, FailureContext, Manifest, Problem, PruneContext } from '../../types.ts';
 import { toJson } from '../json.ts';
 import { deployDashboards } from './dashboards.ts';
@@ -62,10 +63,10 @@ function stepRunner(ctx: ApplyContext<ClientSpec>, fault: ClientStep | undefined
 }
 
 /** The manifest key a Client manifest has. */
-const keyOf = (m: Manifest): string => `Client/${m.metadata.name}`;
+const keyOf = (m: Manifest): string => manifestKey('Client', m.metadata.name);
 
 /** Store-dependent checks before apply: a clientId that another manifest onboarded stays its. */
-export function checkClient(db: Database, manifest: Manifest<ClientSpec>): Problem[] {
+export function checkClient(db: Store, manifest: Manifest<ClientSpec>): Problem[] {
   const spec = manifest.spec;
   const problems: Problem[] = [];
   const clientId = normalizeClientId(spec.clientId);
@@ -101,7 +102,7 @@ function applyClient(ctx: ApplyContext<ClientSpec>, steps: Steps): ClientRefs {
   });
 
   const modelId = steps.run('create model', () => {
-    const core = db.prepare('SELECT model_id FROM core_models WHERE model_id = ?').get(spec.coreModelId);
+    const core = db.statements.prepare('SELECT model_id FROM core_models WHERE model_id = ?').get(spec.coreModelId);
     if (!core) throw new StepError('create model', `core model ${spec.coreModelId} does not exist`);
     const r = upsertModel(ctx, spec, clientId, at);
     changed ||= r.changed;
@@ -178,12 +179,12 @@ function sameRegistryFields(a: ClientRow, b: ClientRow): boolean {
 /** Step 1: the connection record, created with the supplied ID when none exists, linked when one does. */
 function ensureConnection(ctx: ApplyContext<ClientSpec>, spec: ClientSpec, clientId: string, at: string): { connectionId: string; created: boolean } {
   const id = spec.connectionId;
-  const row = ctx.db.prepare('SELECT connection_id FROM connections WHERE connection_id = ?').get(id);
+  const row = ctx.db.statements.prepare('SELECT connection_id FROM connections WHERE connection_id = ?').get(id);
   if (row) return { connectionId: id, created: false };
   ctx.ids.pin('connection', id);
   const vendor = spec.vdm[0].vendor === 'POSTGRESQL' ? 'POSTGRESQL' : 'SNOWFLAKE';
   ctx.db
-    .prepare(
+    .statements.prepare(
       `INSERT INTO connections (connection_id, name, vendor, manifest_key, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?)`,
     )
@@ -208,7 +209,7 @@ function upsertModel(
 ): { modelId: string; changed: boolean } {
   const { db } = ctx;
   const row = db
-    .prepare(
+    .statements.prepare(
       `SELECT model_id, core_model_id, name, security_enabled, external_id_key FROM semantic_models
        WHERE client_id = ? AND manifest_key = ? ORDER BY created_at, model_id LIMIT 1`,
     )
@@ -221,7 +222,7 @@ function upsertModel(
   };
   if (!row) {
     const modelId = ctx.ids.next('semanticModel');
-    db.prepare(
+    db.statements.prepare(
       `INSERT INTO semantic_models (model_id, client_id, core_model_id, name, security_enabled, external_id_key, manifest_key, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(modelId, clientId, next.core, next.name, next.security, next.ext, ctx.key, at, at);
@@ -230,7 +231,7 @@ function upsertModel(
   if (row.core_model_id === next.core && row.name === next.name && row.security_enabled === next.security && row.external_id_key === next.ext) {
     return { modelId: row.model_id, changed: false };
   }
-  db.prepare('UPDATE semantic_models SET core_model_id = ?, name = ?, security_enabled = ?, external_id_key = ?, updated_at = ? WHERE model_id = ?').run(
+  db.statements.prepare('UPDATE semantic_models SET core_model_id = ?, name = ?, security_enabled = ?, external_id_key = ?, updated_at = ? WHERE model_id = ?').run(
     next.core,
     next.name,
     next.security,
@@ -261,13 +262,13 @@ function publishVdms(
 ): { vdmIds: string[]; changed: boolean } {
   const { db } = ctx;
   const existing = db
-    .prepare('SELECT vdm_id, name, position, connection_id, published, config FROM vdms WHERE model_id = ? ORDER BY position, vdm_id')
+    .statements.prepare('SELECT vdm_id, name, position, connection_id, published, config FROM vdms WHERE model_id = ? ORDER BY position, vdm_id')
     .all(modelId) as VdmRow[];
   const names = spec.vdm.map(vdmName);
   const { matches, unmatched } = matchByNameThenPosition(existing, names);
   let changed = false;
   for (const gone of unmatched) {
-    db.prepare('DELETE FROM vdms WHERE vdm_id = ?').run(gone.vdm_id);
+    db.statements.prepare('DELETE FROM vdms WHERE vdm_id = ?').run(gone.vdm_id);
     changed = true;
   }
   const vdmIds = spec.vdm.map((v, position) => {
@@ -275,13 +276,13 @@ function publishVdms(
     const config = toJson(v);
     const cols = { id: prev?.vdm_id ?? ctx.ids.next('vdm'), modelId, clientId, connectionId, name: names[position], position, config, at };
     if (!prev) {
-      db.prepare(
+      db.statements.prepare(
         `INSERT INTO vdms (vdm_id, model_id, client_id, connection_id, name, position, published, config, created_at, updated_at)
          VALUES (@id, @modelId, @clientId, @connectionId, @name, @position, 1, @config, @at, @at)`,
       ).run(cols);
       changed = true;
     } else if (prev.name !== cols.name || prev.position !== position || prev.connection_id !== connectionId || prev.published !== 1 || prev.config !== config) {
-      db.prepare(
+      db.statements.prepare(
         `UPDATE vdms SET name = @name, position = @position, connection_id = @connectionId, published = 1, config = @config, updated_at = @at
          WHERE vdm_id = @id`,
       ).run(cols);
@@ -293,28 +294,28 @@ function publishVdms(
 }
 
 /** Removes a connection this client's onboarding created, unless something else still uses it. */
-function removeConnectionIfUnused(db: Database, connectionId: string, key: string): boolean {
-  const row = db.prepare('SELECT manifest_key FROM connections WHERE connection_id = ?').get(connectionId) as { manifest_key: string | null } | undefined;
+function removeConnectionIfUnused(db: Store, connectionId: string, key: string): boolean {
+  const row = db.statements.prepare('SELECT manifest_key FROM connections WHERE connection_id = ?').get(connectionId) as { manifest_key: string | null } | undefined;
   if (!row || row.manifest_key !== key) return false;
   const used = db
-    .prepare('SELECT (SELECT COUNT(*) FROM vdms WHERE connection_id = ?) + (SELECT COUNT(*) FROM facades WHERE connection_id = ?) AS n')
+    .statements.prepare('SELECT (SELECT COUNT(*) FROM vdms WHERE connection_id = ?) + (SELECT COUNT(*) FROM facades WHERE connection_id = ?) AS n')
     .get(connectionId, connectionId) as { n: number };
   if (used.n > 0) return false;
-  db.prepare('DELETE FROM connections WHERE connection_id = ?').run(connectionId);
+  db.statements.prepare('DELETE FROM connections WHERE connection_id = ?').run(connectionId);
   return true;
 }
 
 /** Removes everything a client's manifest created: dashboards, the model with its VDMs, its own connection. */
-function pruneResources(db: Database, key: string, refs: Partial<ClientRefs>): void {
+function pruneResources(db: Store, key: string, refs: Partial<ClientRefs>): void {
   const clientId = refs.clientId;
   if (!clientId) return;
-  db.prepare('DELETE FROM facades WHERE client_id = ? AND manifest_key = ?').run(clientId, key);
-  db.prepare('DELETE FROM semantic_models WHERE client_id = ? AND manifest_key = ?').run(clientId, key);
+  db.statements.prepare('DELETE FROM facades WHERE client_id = ? AND manifest_key = ?').run(clientId, key);
+  db.statements.prepare('DELETE FROM semantic_models WHERE client_id = ? AND manifest_key = ?').run(clientId, key);
   if (refs.connectionCreated && refs.connectionId) removeConnectionIfUnused(db, refs.connectionId, key);
 }
 
-function markDeleted(db: Database, clientId: string, key: string, at: string): void {
-  db.prepare(
+function markDeleted(db: Store, clientId: string, key: string, at: string): void {
+  db.statements.prepare(
     `UPDATE clients SET status = 'DELETED', is_active = 0, is_deleted = 1, last_modified_date = ?
      WHERE client_id = ? AND manifest_key = ? AND status = 'ACTIVE'`,
   ).run(at, clientId, key);

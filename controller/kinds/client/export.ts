@@ -1,7 +1,7 @@
-import type { Database } from 'better-sqlite3';
+import type { Store } from '../../store/db.ts';
 import { ConflictError, NotFoundError } from '../../errors.ts';
+import type { FacadeDefinition } from '../dashboard/store.ts';
 import { fromJson } from '../json.ts';
-import type { FacadeDefinition } from './dashboards.ts';
 import { readClient } from './registry.ts';
 import type { ClientDashboardSpec, ClientSpec, VdmSpec } from './types.ts';
 
@@ -13,23 +13,23 @@ export type OnboardingPackage = ClientSpec;
  * imports. VDMs and dashboards come back as the package gave them (defaults filled in), so
  * onboarding the export elsewhere gives an equal client.
  */
-export function exportClient(db: Database, clientId: string): OnboardingPackage {
+export function exportClient(db: Store, clientId: string): OnboardingPackage {
   const row = readClient(db, clientId);
   if (!row) throw new NotFoundError(`Client ${clientId} not found`);
   if (row.status !== 'ACTIVE' || !row.model_id || !row.connection_id || !row.core_model_id) {
     throw new ConflictError(`Client ${clientId} is ${row.status}: only an ACTIVE client can be exported`);
   }
-  const model = db.prepare('SELECT security_enabled, external_id_key FROM semantic_models WHERE model_id = ?').get(row.model_id) as
+  const model = db.statements.prepare('SELECT security_enabled, external_id_key FROM semantic_models WHERE model_id = ?').get(row.model_id) as
     | { security_enabled: number; external_id_key: string | null }
     | undefined;
-  const vdm = (db.prepare('SELECT config FROM vdms WHERE model_id = ? ORDER BY position').all(row.model_id) as { config: string }[]).map((v) =>
+  const vdm = (db.statements.prepare('SELECT config FROM vdms WHERE model_id = ? ORDER BY position').all(row.model_id) as { config: string }[]).map((v) =>
     fromJson<VdmSpec>(v.config, {} as VdmSpec),
   );
   const facadeIds = fromJson<string[]>(row.facade_ids, []);
   const dashboards = facadeIds.length
     ? (
         db
-          .prepare('SELECT definition FROM facades WHERE facade_id IN (SELECT value FROM json_each(?)) ORDER BY position')
+          .statements.prepare('SELECT definition FROM facades WHERE facade_id IN (SELECT value FROM json_each(?)) ORDER BY position')
           .all(JSON.stringify(facadeIds)) as { definition: string }[]
       ).map((f) => fromJson<Partial<FacadeDefinition>>(f.definition, {}).package as ClientDashboardSpec)
     : [];

@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { Store } from '../../store/db.ts';
 import { RE2JS } from 're2js';
 import { ValidationError } from '../../errors.ts';
 import type { Problem } from '../../types.ts';
@@ -82,7 +82,7 @@ const REVERSE_ORDER = 'ORDER BY onboarded_date ASC, client_id DESC';
  * pattern runs over (clientId, clientName) of each candidate row and only the page's rows
  * are read whole.
  */
-export async function listClients(db: Database, q: ListQuery, search: RegistrySearch): Promise<ListPage> {
+export async function listClients(db: Store, q: ListQuery, search: RegistrySearch): Promise<ListPage> {
   const offset = (q.page - 1) * q.limit;
   const { total, rows } = q.search ? await searchPage(db, q, q.search, offset, search) : plainPage(db, q, offset);
   return {
@@ -95,17 +95,17 @@ export async function listClients(db: Database, q: ListQuery, search: RegistrySe
  * No search: the total comes from the trigger-kept counts, and the page's rowids from a walk of
  * the covering listing index (skipped rows are never read whole), then only those rows.
  */
-function plainPage(db: Database, q: ListQuery, offset: number): { total: number; rows: ClientRow[] } {
+function plainPage(db: Store, q: ListQuery, offset: number): { total: number; rows: ClientRow[] } {
   const counted = q.status
-    ? (db.prepare('SELECT n FROM client_status_counts WHERE status = ?').get(q.status) as { n: number } | undefined)
-    : (db.prepare('SELECT COALESCE(SUM(n), 0) AS n FROM client_status_counts').get() as { n: number });
+    ? (db.statements.prepare('SELECT n FROM client_status_counts WHERE status = ?').get(q.status) as { n: number } | undefined)
+    : (db.statements.prepare('SELECT COALESCE(SUM(n), 0) AS n FROM client_status_counts').get() as { n: number });
   const total = counted?.n ?? 0;
   if (offset >= total) return { total, rows: [] };
   // A page in the back half is walked from the end of the index: no walk is longer than half.
   const fromEnd = offset + q.limit / 2 > total / 2;
   const limit = Math.min(q.limit, total - offset);
   const rows = db
-    .prepare(`SELECT ${CLIENT_COLUMNS} FROM clients WHERE rowid IN (${pageRowidsSql(q.status !== undefined, fromEnd)}) ${ORDER}`)
+    .statements.prepare(`SELECT ${CLIENT_COLUMNS} FROM clients WHERE rowid IN (${pageRowidsSql(q.status !== undefined, fromEnd)}) ${ORDER}`)
     .all({ status: q.status ?? null, limit, offset: fromEnd ? total - offset - limit : offset }) as ClientRow[];
   return { total, rows };
 }
@@ -120,12 +120,12 @@ export function pageRowidsSql(byStatus: boolean, fromEnd: boolean): string {
  * listing order, time-bounded (search.ts); the page is a slice of the matches, and only its rows are
  * read whole.
  */
-async function searchPage(db: Database, q: ListQuery, re: RE2JS, offset: number, search: RegistrySearch): Promise<{ total: number; rows: ClientRow[] }> {
+async function searchPage(db: Store, q: ListQuery, re: RE2JS, offset: number, search: RegistrySearch): Promise<{ total: number; rows: ClientRow[] }> {
   const matched = await search.match(re, q.status);
   const total = matched.length;
   if (offset >= total) return { total, rows: [] };
   const rows = db
-    .prepare(`SELECT ${CLIENT_COLUMNS} FROM clients WHERE rowid IN (SELECT value FROM json_each(?)) ${ORDER}`)
+    .statements.prepare(`SELECT ${CLIENT_COLUMNS} FROM clients WHERE rowid IN (SELECT value FROM json_each(?)) ${ORDER}`)
     .all(JSON.stringify(matched.slice(offset, offset + q.limit))) as ClientRow[];
   return { total, rows };
 }

@@ -1,5 +1,6 @@
-import type { Database } from 'better-sqlite3';
+import type { Store } from '../../store/db.ts';
 import { formatProblem, StepError } from '../../errors.ts';
+import { manifestKey } from '../../manifest/loader.ts';
 import { IdAllocator } from '../../store/ids.ts';
 import type { Applier, Manifest } from '../../types.ts';
 import { sectionName, vdmName } from './rules.ts';
@@ -19,7 +20,8 @@ export interface OnboardingPlan {
   steps: readonly ClientStep[];
 }
 
-export type PlanResult = { ok: true; plan: OnboardingPlan } | { ok: false; step: string; error: string };
+/** A failed plan carries the StepError the real onboarding would fail with. */
+export type PlanResult = { ok: true; plan: OnboardingPlan } | { ok: false; error: StepError };
 
 class DryRunRollback extends Error {
   constructor(readonly refs: ClientRefs) {
@@ -31,11 +33,11 @@ class DryRunRollback extends Error {
  * Runs the Client applier against the store inside a transaction that is always rolled back:
  * the dry run fails exactly where the real onboarding would, and changes nothing.
  */
-export function planOnboarding(opts: { db: Database; applier: Applier<ClientSpec>; manifest: Manifest<ClientSpec>; actor: string; now: Date }): PlanResult {
+export function planOnboarding(opts: { db: Store; applier: Applier<ClientSpec>; manifest: Manifest<ClientSpec>; actor: string; now: Date }): PlanResult {
   const { db, applier, manifest, now } = opts;
-  const key = `Client/${manifest.metadata.name}`;
+  const key = manifestKey('Client', manifest.metadata.name);
   const problems = applier.check?.(db, manifest) ?? [];
-  if (problems.length) return { ok: false, step: 'validate', error: `validate: ${problems.map(formatProblem).join('; ')}` };
+  if (problems.length) return { ok: false, error: new StepError('validate', problems.map(formatProblem).join('; ')) };
   const ids = new IdAllocator({ db, clock: () => now });
   let refs: ClientRefs;
   try {
@@ -46,8 +48,8 @@ export function planOnboarding(opts: { db: Database; applier: Applier<ClientSpec
     throw new Error('dry run did not roll back');
   } catch (err) {
     if (!(err instanceof DryRunRollback)) {
-      if (err instanceof StepError) return { ok: false, step: err.step, error: err.message };
-      return { ok: false, step: 'apply', error: (err as Error).message };
+      if (err instanceof StepError) return { ok: false, error: err };
+      return { ok: false, error: new StepError('apply', (err as Error).message) };
     }
     refs = err.refs;
   }

@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { Store } from '../../store/db.ts';
 import { fromJson } from '../json.ts';
 import type { ClientStatus } from './types.ts';
 
@@ -28,14 +28,14 @@ export const CLIENT_COLUMNS =
   'client_id, client_name, description, connection_id, model_id, vdm_ids, facade_ids, experiment_ids, core_model_id, status, ' +
   'onboarded_by, onboarded_date, last_modified_date, is_active, is_deleted, failed_step, failure_reason, manifest_key';
 
-export function readClient(db: Database, clientId: string): ClientRow | undefined {
-  return db.prepare(`SELECT ${CLIENT_COLUMNS} FROM clients WHERE client_id = ?`).get(clientId) as ClientRow | undefined;
+export function readClient(db: Store, clientId: string): ClientRow | undefined {
+  return db.statements.prepare(`SELECT ${CLIENT_COLUMNS} FROM clients WHERE client_id = ?`).get(clientId) as ClientRow | undefined;
 }
 
 /** Writes a whole registry row (insert or replace by clientId). */
-export function upsertClient(db: Database, row: ClientRow): void {
+export function upsertClient(db: Store, row: ClientRow): void {
   const cols = CLIENT_COLUMNS.split(', ');
-  db.prepare(
+  db.statements.prepare(
     `INSERT INTO clients (${cols.join(', ')}) VALUES (${cols.map((c) => `@${c}`).join(', ')})
      ON CONFLICT (client_id) DO UPDATE SET ${cols
        .filter((c) => c !== 'client_id')

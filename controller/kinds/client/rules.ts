@@ -1,6 +1,7 @@
-import { ValidationError } from '../../errors.ts';
-import { formatProblem } from '../../errors.ts';
+import { formatProblem, ValidationError } from '../../errors.ts';
+import { CLIENT_ID_PATTERN } from '../../generated/schema-constants.ts';
 import type { SchemaRegistry } from '../../manifest/validator.ts';
+import { isPlainObject } from '../../objects.ts';
 import type { Problem } from '../../types.ts';
 import { validateSections } from '../dashboard/charts.ts';
 import type { ClientSpec, VdmSpec } from './types.ts';
@@ -22,7 +23,7 @@ export function clientRules(spec: ClientSpec): Problem[] {
   const vdms = Array.isArray(spec.vdm) ? spec.vdm : [];
   const seen = new Map<string, number>();
   vdms.forEach((v, i) => {
-    if (!isObject(v)) return;
+    if (!isPlainObject(v)) return;
     const name = vdmName(v, i);
     const first = seen.get(name);
     if (first !== undefined) problems.push({ path: `vdm[${i}].name`, message: `vdm[${i}].name "${name}" is also the name of vdm[${first}]` });
@@ -30,7 +31,7 @@ export function clientRules(spec: ClientSpec): Problem[] {
   });
   const dashboards = new Map<string, number>();
   (Array.isArray(spec.dashboards) ? spec.dashboards : []).forEach((d, i) => {
-    if (!isObject(d)) return;
+    if (!isPlainObject(d)) return;
     const first = dashboards.get(d.name);
     if (first !== undefined) {
       problems.push({ path: `dashboards[${i}].name`, message: `dashboards[${i}].name "${d.name}" is also the name of dashboards[${first}]` });
@@ -39,6 +40,13 @@ export function clientRules(spec: ClientSpec): Problem[] {
     problems.push(...validateSections(d.sections, undefined, `dashboards[${i}].sections`));
   });
   return problems;
+}
+
+const CLIENT_ID = new RegExp(CLIENT_ID_PATTERN);
+
+/** True for a client ID the schema accepts (before uppercasing). */
+export function isClientId(id: string): boolean {
+  return id !== '' && CLIENT_ID.test(id);
 }
 
 /** `clientId` as stored: uppercased (spec 4.1 rule 2). */
@@ -61,17 +69,13 @@ export function validationFailed(problems: Problem[]): ValidationError {
  * no defaults added: that is what the manifest records) and the validated spec.
  */
 export function parseOnboardingPackage(schemas: SchemaRegistry, body: unknown): { raw: Record<string, unknown>; spec: ClientSpec } {
-  const raw = isObject(body) ? { ...body } : body;
-  if (isObject(raw) && typeof raw.clientId === 'string') raw.clientId = normalizeClientId(raw.clientId);
+  const raw = isPlainObject(body) ? { ...body } : body;
+  if (isPlainObject(raw) && typeof raw.clientId === 'string') raw.clientId = normalizeClientId(raw.clientId);
   const copy: unknown = structuredClone(raw);
   const result = schemas.validate<ClientSpec>('client', copy);
-  const rules = isObject(copy) ? clientRules(copy as ClientSpec) : [];
+  const rules = isPlainObject(copy) ? clientRules(copy as ClientSpec) : [];
   if (!result.ok) throw validationFailed([...result.problems, ...rules]);
   const problems = rules;
   if (problems.length) throw validationFailed(problems);
   return { raw: raw as Record<string, unknown>, spec: result.value };
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

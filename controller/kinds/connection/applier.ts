@@ -1,21 +1,9 @@
+import type { Connection } from '../../generated/schema-types.ts';
 import { StepError } from '../../errors.ts';
 import type { Applier, ApplyContext, PruneContext } from '../../types.ts';
 
-export interface ConnectionSpec {
-  connectionId?: string;
-  name: string;
-  description?: string;
-  vendor: 'SNOWFLAKE' | 'POSTGRESQL';
-  accountUrl?: string;
-  host?: string;
-  port?: number;
-  warehouse?: string;
-  database?: string;
-  schema?: string;
-  username?: string;
-  passwordEnv?: string;
-  secretRef?: string;
-}
+/** A Connection manifest's spec (schemas/connection.schema.json). */
+export type ConnectionSpec = Connection;
 
 const COLUMNS = ['name', 'vendor', 'account_url', 'warehouse', 'database_name', 'schema_name', 'username', 'password_env', 'secret_ref'] as const;
 type Columns = Record<(typeof COLUMNS)[number], string | null>;
@@ -45,7 +33,7 @@ export const connectionApplier: Applier<ConnectionSpec> = {
     const spec = manifest.spec;
     const prevId = ctx.previous?.connectionId as string | undefined;
     const id = spec.connectionId ?? prevId ?? ctx.ids.next('connection');
-    const existing = db.prepare(`SELECT connection_id, manifest_key, ${COLUMNS.join(', ')} FROM connections WHERE connection_id = ?`).get(id) as
+    const existing = db.statements.prepare(`SELECT connection_id, manifest_key, ${COLUMNS.join(', ')} FROM connections WHERE connection_id = ?`).get(id) as
       | (Columns & { manifest_key: string | null })
       | undefined;
     if (existing && existing.manifest_key && existing.manifest_key !== ctx.key && existing.manifest_key.startsWith('Connection/')) {
@@ -56,12 +44,12 @@ export const connectionApplier: Applier<ConnectionSpec> = {
     const cols = connectionColumns(spec);
     const at = now.toISOString();
     if (!existing) {
-      db.prepare(
+      db.statements.prepare(
         `INSERT INTO connections (connection_id, ${COLUMNS.join(', ')}, manifest_key, created_at, updated_at)
          VALUES (@id, ${COLUMNS.map((c) => `@${c}`).join(', ')}, @key, @at, @at)`,
       ).run({ id, ...cols, key: ctx.key, at });
     } else if (COLUMNS.some((c) => existing[c] !== cols[c]) || existing.manifest_key !== ctx.key) {
-      db.prepare(
+      db.statements.prepare(
         `UPDATE connections SET ${COLUMNS.map((c) => `${c} = @${c}`).join(', ')}, manifest_key = @key, updated_at = @at
          WHERE connection_id = @id`,
       ).run({ id, ...cols, key: ctx.key, at });
@@ -76,7 +64,7 @@ export const connectionApplier: Applier<ConnectionSpec> = {
 };
 
 function pruneConnection(db: PruneContext['db'], id: string): void {
-  const used = db.prepare('SELECT COUNT(*) AS n FROM vdms WHERE connection_id = ?').get(id) as { n: number };
+  const used = db.statements.prepare('SELECT COUNT(*) AS n FROM vdms WHERE connection_id = ?').get(id) as { n: number };
   if (used.n > 0) throw new StepError('prune', `connection ${id} is used by ${used.n} VDM(s)`);
-  db.prepare('DELETE FROM connections WHERE connection_id = ?').run(id);
+  db.statements.prepare('DELETE FROM connections WHERE connection_id = ?').run(id);
 }

@@ -2,6 +2,10 @@
  * The chart-type and aggregation catalogue of spec 4.9: the one source for
  * `GET /v1/sdk/chart-types`, chart validation and normalization.
  */
+import type { AGGREGATIONS as SCHEMA_AGGREGATIONS } from '../../generated/schema-constants.ts';
+
+/** The aggregation names the schema accepts: the table below must map exactly these. */
+type Aggregation = (typeof SCHEMA_AGGREGATIONS)[number];
 
 /** Friendly chart-type name → CH code, in the order of spec 4.9. */
 export const CHART_TYPES: Readonly<Record<string, string>> = Object.freeze({
@@ -37,7 +41,7 @@ export const CHART_TYPES: Readonly<Record<string, string>> = Object.freeze({
   waterfall: 'CH00064',
 });
 
-/** Friendly aggregation name → operation name. */
+/** Friendly aggregation name (the schema's measure `aggregation` enum) → operation name. */
 export const AGGREGATIONS: Readonly<Record<string, string>> = Object.freeze({
   sum: 'SUM',
   count: 'COUNT',
@@ -47,7 +51,7 @@ export const AGGREGATIONS: Readonly<Record<string, string>> = Object.freeze({
   max: 'MAX',
   distinct: 'DISTINCT',
   'as-is': 'AS-IS',
-});
+} satisfies Record<Aggregation, string>);
 
 export const DEFAULT_AGGREGATION = 'sum';
 /** The aggregation that references a pre-computed calculation of the VDM by its label. */
@@ -63,12 +67,4 @@ const CODES: ReadonlySet<string> = new Set(Object.values(CHART_TYPES));
 export function resolveChartType(typeOrCode: string): string | undefined {
   if (Object.hasOwn(CHART_TYPES, typeOrCode)) return CHART_TYPES[typeOrCode];
   return CODES.has(typeOrCode) ? typeOrCode : undefined;
-}
-
-export function isKpiType(code: string | undefined): boolean {
-  return code === KPI_CODE;
-}
-
-export function isAggregation(name: string): boolean {
-  return Object.hasOwn(AGGREGATIONS, name);
 }

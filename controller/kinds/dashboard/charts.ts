@@ -1,75 +1,25 @@
+import type {
+  DashboardBubble,
+  DashboardCard,
+  DashboardChart,
+  DashboardDisplay,
+  DashboardSection,
+  DashboardSort,
+} from '../../generated/schema-types.ts';
+import { isPlainObject } from '../../objects.ts';
 import type { Problem } from '../../types.ts';
 import { AS_IS, BUBBLE_CODE, DEFAULT_AGGREGATION, KPI_CODE, resolveChartType } from './catalogue.ts';
 import type { FieldCatalog } from './fields.ts';
 import { autoLayout, type Grid } from './layout.ts';
 
-/** A measure as written: a field name (aggregation `sum`) or an object. */
-export type MeasureInput = string | { field: string; aggregation?: string };
-/** A dimension as written: a field name or an object. */
-export type DimensionInput = string | { field: string; isDate?: boolean };
-
-export interface SortItem {
-  field: string;
-  direction?: 'asc' | 'desc';
-}
-
-export interface Display {
-  showValues: boolean;
-  showLegend: boolean;
-  showTooltip: boolean;
-  showNull: boolean;
-  enableZoom: boolean;
-  enableForecast: boolean;
-  showXScrollBar: boolean;
-  showYScrollBar: boolean;
-}
-
-export interface Trend {
-  field: string;
-  dateField: string;
-  interval: 'Day' | 'Week' | 'Month' | 'Quarter' | 'Year';
-  format: 'percentage' | 'absolute' | 'value';
-}
-
-export interface Card {
-  icon?: string;
-  color?: string;
-  trendColor?: string;
-  trend?: Trend;
-}
-
-export type Axis = string | { field: string; type?: 'dimension' | 'measure' };
-
-export interface Bubble {
-  sizeField?: string;
-  xAxis?: Axis;
-  yAxis?: Axis;
-  colorField?: string;
-  colorRange?: [string, string];
-}
-
+export type SortItem = DashboardSort[number];
+export type Display = DashboardDisplay;
+export type Card = DashboardCard;
+export type Bubble = DashboardBubble;
 /** A chart of the import payload (spec 2.4) after schema validation (defaults filled in). */
-export interface ChartInput {
-  title?: string;
-  type: string;
-  measures: MeasureInput[];
-  dimensions: DimensionInput[];
-  filters?: unknown[];
-  limit?: number;
-  sort?: SortItem[];
-  grid?: Partial<Grid>;
-  display?: Display;
-  drillDown?: string;
-  card?: Card;
-  bubble?: Bubble;
-}
-
-export interface SectionInput {
-  name: string;
-  charts: ChartInput[];
-  topSection?: boolean;
-  category?: boolean;
-}
+export type ChartInput = DashboardChart;
+/** A section to build: a Dashboard's section, or a section of an onboarding package with its name settled. */
+export type SectionInput = DashboardSection;
 
 export interface NormalizedMeasure {
   field: string;
@@ -119,7 +69,6 @@ export interface PreviousSection {
 }
 
 type Rec = Record<string, unknown>;
-const isRec = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined);
 
 /**
@@ -134,7 +83,7 @@ export function validateSections(sections: unknown, catalog: FieldCatalog | unde
   const problems: Problem[] = [];
   const seen = new Set<string>();
   sections.forEach((section, i) => {
-    if (!isRec(section)) return;
+    if (!isPlainObject(section)) return;
     const path = `${pathPrefix}[${i}]`;
     const name = str(section.name);
     if (name !== undefined) {
@@ -150,9 +99,9 @@ export function validateSections(sections: unknown, catalog: FieldCatalog | unde
 export function validateCharts(charts: unknown, catalog: FieldCatalog | undefined, pathPrefix: string): Problem[] {
   if (!Array.isArray(charts)) return [];
   const problems: Problem[] = [];
-  const titles = charts.map((c) => (isRec(c) ? str(c.title) : undefined));
+  const titles = charts.map((c) => (isPlainObject(c) ? str(c.title) : undefined));
   charts.forEach((chart, j) => {
-    if (!isRec(chart)) return;
+    if (!isPlainObject(chart)) return;
     const p = `${pathPrefix}[${j}]`;
     const add = (path: string, message: string) => problems.push({ path, message: `${path} ${message}` });
     const code = typeof chart.type === 'string' ? resolveChartType(chart.type) : undefined;
@@ -186,11 +135,11 @@ function checkFields(chart: Rec, catalog: FieldCatalog, p: string): Problem[] {
     problems.push({ path, message: `${path} ${message}` });
   };
   const fieldOf = (item: unknown, path: string): [string, unknown] =>
-    isRec(item) ? [`${path}.field`, item.field] : [path, item];
+    isPlainObject(item) ? [`${path}.field`, item.field] : [path, item];
   if (Array.isArray(chart.measures)) {
     chart.measures.forEach((m, k) => {
       const [path, field] = fieldOf(m, `${p}.measures[${k}]`);
-      const asIs = isRec(m) && m.aggregation === AS_IS;
+      const asIs = isPlainObject(m) && m.aggregation === AS_IS;
       check(path, field, asIs ? 'any' : 'column');
     });
   }
@@ -198,14 +147,14 @@ function checkFields(chart: Rec, catalog: FieldCatalog, p: string): Problem[] {
     chart.dimensions.forEach((d, k) => check(...fieldOf(d, `${p}.dimensions[${k}]`), 'column'));
   }
   if (Array.isArray(chart.sort)) {
-    chart.sort.forEach((s, k) => isRec(s) && check(`${p}.sort[${k}].field`, s.field, 'any'));
+    chart.sort.forEach((s, k) => isPlainObject(s) && check(`${p}.sort[${k}].field`, s.field, 'any'));
   }
-  const trend = isRec(chart.card) && isRec(chart.card.trend) ? chart.card.trend : undefined;
+  const trend = isPlainObject(chart.card) && isPlainObject(chart.card.trend) ? chart.card.trend : undefined;
   if (trend) {
     check(`${p}.card.trend.field`, trend.field, 'any');
     check(`${p}.card.trend.dateField`, trend.dateField, 'column');
   }
-  if (isRec(chart.bubble)) {
+  if (isPlainObject(chart.bubble)) {
     const b = chart.bubble;
     check(`${p}.bubble.sizeField`, b.sizeField, 'any');
     check(`${p}.bubble.colorField`, b.colorField, 'any');

@@ -1,3 +1,5 @@
+import { isPlainObject } from '../../objects.ts';
+
 /** The field names a VDM offers to charts: its selected columns and its calculation labels. */
 export interface FieldCatalog {
   columns: Set<string>;
@@ -30,16 +32,14 @@ export function vdmFields(vdmConfig: Record<string, unknown>): FieldCatalog {
   if (Array.isArray(selected)) {
     for (const item of selected) {
       if (nonEmptyString(item)) columns.add(item);
-      else if (item && typeof item === 'object' && nonEmptyString((item as { name?: unknown }).name)) {
-        columns.add((item as { name: string }).name);
-      }
+      else if (isPlainObject(item) && nonEmptyString(item.name)) columns.add(item.name);
     }
   }
   for (const key of CALCULATION_ARRAYS) {
     const items = vdmConfig[key];
     if (!Array.isArray(items)) continue;
     for (const item of items) {
-      const label = item && typeof item === 'object' ? (item as { label?: unknown }).label : undefined;
+      const label = isPlainObject(item) ? item.label : undefined;
       if (nonEmptyString(label)) calculations.add(label);
     }
   }

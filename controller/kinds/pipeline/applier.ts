@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { Store } from '../../store/db.ts';
 import type { Applier, ApplyContext, PruneContext } from '../../types.ts';
 import { toJson } from '../json.ts';
 import { resolveSteps } from './normalize.ts';
@@ -50,7 +50,7 @@ export const pipelineApplier: Applier<PipelineSpec> = {
     } else {
       // Keep a known ID even when its row went missing; otherwise a fresh stamp.
       pipelineId = typeof prevId === 'string' ? prevId : `DP-${ctx.ids.nextStamp('pipeline')}`;
-      db.prepare(
+      db.statements.prepare(
         `INSERT INTO pipelines (pipeline_id, ${COLUMNS.join(', ')}, status, created_by, created_at, updated_at)
          VALUES (@id, ${COLUMNS.map((c) => `@${c}`).join(', ')}, 'draft', @actor, @at, @at)`,
       ).run({ id: pipelineId, ...cols, actor: ctx.actor, at });
@@ -59,7 +59,7 @@ export const pipelineApplier: Applier<PipelineSpec> = {
     const stamp = existing ? () => ctx.ids.nextStamp('pipeline') : () => Number(pipelineId.slice(3));
     const steps = syncSteps(db, pipelineId, resolveSteps(manifest.spec), stamp);
     if (existing && (changed || steps.changed)) {
-      db.prepare(`UPDATE pipelines SET ${COLUMNS.map((c) => `${c} = @${c}`).join(', ')}, updated_at = @at WHERE pipeline_id = @id`).run({
+      db.statements.prepare(`UPDATE pipelines SET ${COLUMNS.map((c) => `${c} = @${c}`).join(', ')}, updated_at = @at WHERE pipeline_id = @id`).run({
         id: pipelineId,
         ...cols,
         at,
@@ -70,8 +70,8 @@ export const pipelineApplier: Applier<PipelineSpec> = {
   prune(ctx: PruneContext) {
     const id = ctx.previous.pipelineId;
     if (typeof id !== 'string') return;
-    ctx.db.prepare('DELETE FROM pipeline_steps WHERE pipeline_id = ?').run(id);
-    ctx.db.prepare('DELETE FROM pipelines WHERE pipeline_id = ?').run(id);
+    ctx.db.statements.prepare('DELETE FROM pipeline_steps WHERE pipeline_id = ?').run(id);
+    ctx.db.statements.prepare('DELETE FROM pipelines WHERE pipeline_id = ?').run(id);
   },
 };
 
@@ -80,7 +80,7 @@ export const pipelineApplier: Applier<PipelineSpec> = {
  * the digits of new step IDs; it is asked at most once.
  */
 function syncSteps(
-  db: Database,
+  db: Store,
   pipelineId: string,
   wanted: ReturnType<typeof resolveSteps>,
   stamp: () => number,
@@ -88,16 +88,16 @@ function syncSteps(
   const old = readStepRows(db, pipelineId);
   let digits: number | undefined;
   let changed = false;
-  const insert = db.prepare(
+  const insert = db.statements.prepare(
     `INSERT INTO pipeline_steps (step_id, pipeline_id, position, type, name, status, config) VALUES (?, ?, ?, ?, ?, 'configured', ?)`,
   );
-  const remove = db.prepare('DELETE FROM pipeline_steps WHERE step_id = ?');
+  const remove = db.statements.prepare('DELETE FROM pipeline_steps WHERE step_id = ?');
   const ids = wanted.map((step, i) => {
     const prev = old[i];
     const config = toJson(step.config);
     if (prev && prev.position === i && prev.type === step.type) {
       if (prev.name !== step.name || prev.config !== config) {
-        db.prepare('UPDATE pipeline_steps SET name = ?, config = ? WHERE step_id = ?').run(step.name, config, prev.step_id);
+        db.statements.prepare('UPDATE pipeline_steps SET name = ?, config = ? WHERE step_id = ?').run(step.name, config, prev.step_id);
         changed = true;
       }
       return prev.step_id;

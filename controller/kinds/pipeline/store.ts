@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { Store } from '../../store/db.ts';
 import { fromJson } from '../json.ts';
 import { nextRunAt } from './schedule.ts';
 import type { PipelineDestination, PipelineSchedule, PipelineSource, StepConfig, StepType } from './types.ts';
@@ -29,12 +29,12 @@ export interface StepRow {
   config: string;
 }
 
-export function readPipelineRow(db: Database, pipelineId: string): PipelineRow | undefined {
-  return db.prepare('SELECT * FROM pipelines WHERE pipeline_id = ?').get(pipelineId) as PipelineRow | undefined;
+export function readPipelineRow(db: Store, pipelineId: string): PipelineRow | undefined {
+  return db.statements.prepare('SELECT * FROM pipelines WHERE pipeline_id = ?').get(pipelineId) as PipelineRow | undefined;
 }
 
-export function readStepRows(db: Database, pipelineId: string): StepRow[] {
-  return db.prepare('SELECT * FROM pipeline_steps WHERE pipeline_id = ? ORDER BY position').all(pipelineId) as StepRow[];
+export function readStepRows(db: Store, pipelineId: string): StepRow[] {
+  return db.statements.prepare('SELECT * FROM pipeline_steps WHERE pipeline_id = ? ORDER BY position').all(pipelineId) as StepRow[];
 }
 
 /** A step as the API shows it (import answer: the first four fields). */
@@ -66,7 +66,7 @@ export interface PipelineView {
 }
 
 /** Reads one pipeline with its resolved steps; `now` decides `nextRunAt`. */
-export function readPipeline(db: Database, pipelineId: string, now: Date): PipelineView | undefined {
+export function readPipeline(db: Store, pipelineId: string, now: Date): PipelineView | undefined {
   const row = readPipelineRow(db, pipelineId);
   if (!row) return undefined;
   const schedule = fromJson<PipelineSchedule | null>(row.schedule, null);

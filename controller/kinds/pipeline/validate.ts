@@ -1,5 +1,6 @@
 import { formatProblem } from '../../errors.ts';
 import type { SchemaRegistry } from '../../manifest/validator.ts';
+import { fieldPath, isPlainObject } from '../../objects.ts';
 import type { Problem } from '../../types.ts';
 import { cronProblem } from './schedule.ts';
 import type { PipelineSpec } from './types.ts';
@@ -7,8 +8,6 @@ import type { PipelineSpec } from './types.ts';
 /** The spec's exact text for a pipeline without a name (spec 7); always listed first. */
 export const NO_NAME = 'Pipeline JSON must include a name.';
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const at = (prefix: string, path: string): string => (prefix ? `${prefix}.${path}` : path);
 
 /**
  * What the schema cannot say: a `regex` rule's pattern must compile and a cron expression must
@@ -16,26 +15,26 @@ const at = (prefix: string, path: string): string => (prefix ? `${prefix}.${path
  * payload is listed at once. `prefix` is `spec` for manifest files.
  */
 export function semanticProblems(spec: unknown, prefix = ''): Problem[] {
-  if (!isObject(spec)) return [];
+  if (!isPlainObject(spec)) return [];
   const problems: Problem[] = [];
   const steps = Array.isArray(spec.steps) ? spec.steps : [];
   steps.forEach((step: unknown, i) => {
-    if (!isObject(step) || step.type !== 'validate' || !isObject(step.config) || !Array.isArray(step.config.rules)) return;
+    if (!isPlainObject(step) || step.type !== 'validate' || !isPlainObject(step.config) || !Array.isArray(step.config.rules)) return;
     step.config.rules.forEach((rule: unknown, j) => {
-      if (!isObject(rule) || rule.rule !== 'regex' || !isObject(rule.params) || typeof rule.params.pattern !== 'string') return;
+      if (!isPlainObject(rule) || rule.rule !== 'regex' || !isPlainObject(rule.params) || typeof rule.params.pattern !== 'string') return;
       try {
         new RegExp(rule.params.pattern);
       } catch (err) {
-        const path = at(prefix, `steps[${i}].config.rules[${j}].params.pattern`);
+        const path = fieldPath(prefix, `steps[${i}].config.rules[${j}].params.pattern`);
         problems.push({ path, message: `${path} is not a valid regular expression: ${(err as Error).message}` });
       }
     });
   });
   const schedule = spec.schedule;
-  if (isObject(schedule) && schedule.frequency === 'cron' && typeof schedule.cronExpression === 'string' && schedule.cronExpression.trim()) {
+  if (isPlainObject(schedule) && schedule.frequency === 'cron' && typeof schedule.cronExpression === 'string' && schedule.cronExpression.trim()) {
     const reason = cronProblem(schedule.cronExpression);
     if (reason) {
-      const path = at(prefix, 'schedule.cronExpression');
+      const path = fieldPath(prefix, 'schedule.cronExpression');
       problems.push({ path, message: `${path} is not a valid cron expression: ${reason}` });
     }
   }
@@ -56,7 +55,7 @@ export type PayloadResult = { ok: true; spec: PipelineSpec } | { ok: false; prob
  */
 export function validatePipelinePayload(schemas: SchemaRegistry, body: unknown): PayloadResult {
   const copy: unknown = structuredClone(body ?? null);
-  const result = isObject(copy)
+  const result = isPlainObject(copy)
     ? schemas.validate<PipelineSpec>('pipeline', copy)
     : { ok: false as const, problems: [{ path: 'name', message: NO_NAME }, { path: '', message: 'Pipeline JSON must be an object.' }] };
   const problems = [...(result.ok ? [] : result.problems), ...semanticProblems(copy)];

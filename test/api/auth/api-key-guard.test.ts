@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../../api/app.ts';
 import { generateApiKey } from '../../../controller/auth/api-key-text.ts';
-import { authFor } from '../../../controller/auth/runtime-auth.ts';
 import { createUserWithKey, loginAs } from '../../helpers/auth.ts';
 import type { TestApp } from '../../helpers/runtime.ts';
 import { makeAuthApp } from './fixture.ts';
@@ -44,7 +43,7 @@ describe('requireApiKey (A endpoints)', () => {
   it('401 Invalid API key for malformed, bad-checksum and unknown keys; the checksum is checked before any store lookup', async () => {
     t = await makeAuthApp();
     const k = await createUserWithKey(t);
-    const byHash = vi.spyOn(authFor(t.rt).keys, 'byHash');
+    const byHash = vi.spyOn(t.rt.auth.keys, 'byHash');
     const last = k.apiKey.at(-1) === '0' ? '1' : '0';
     for (const bad of ['nope', k.apiKey.slice(0, 72), `${k.apiKey.slice(0, 72)}${last}`, k.apiKey.toUpperCase()]) {
       const res = await probe({ authorization: `Bearer ${bad}` });
@@ -83,7 +82,7 @@ describe('requireApiKey (A endpoints)', () => {
     const { apiKey, keyId } = (
       await t.app.inject({ method: 'POST', url: `/v1/api-keys/${s.userId}`, headers: s.headers, payload: { label: 'ci' } })
     ).json() as { apiKey: string; keyId: string };
-    const byHash = vi.spyOn(authFor(t.rt).keys, 'byHash');
+    const byHash = vi.spyOn(t.rt.auth.keys, 'byHash');
     expect((await probe({ authorization: `Bearer ${apiKey}` })).statusCode).toBe(200);
     expect((await probe({ authorization: `Bearer ${apiKey}` })).statusCode).toBe(200);
     expect(byHash).toHaveBeenCalledTimes(1); // the second request came from the cache
@@ -122,7 +121,7 @@ describe('requireApiKey (A endpoints)', () => {
   it('the default limit lets 1000 requests in one second through', async () => {
     t = await makeAuthApp();
     const k = await createUserWithKey(t);
-    const auth = authFor(t.rt);
+    const auth = t.rt.auth;
     for (let i = 0; i < 1000; i++) expect(auth.authenticateKey(k.apiKey).ok).toBe(true);
   });
 
@@ -133,14 +132,14 @@ describe('requireApiKey (A endpoints)', () => {
       await t.app.inject({ method: 'POST', url: `/v1/api-keys/${s.userId}`, headers: s.headers, payload: { label: 'ci' } })
     ).json() as { apiKey: string; keyId: string };
     const stored = () => (t.rt.db.prepare('SELECT last_used_at FROM api_keys WHERE key_id = ?').get(keyId) as { last_used_at: string | null }).last_used_at;
-    const touch = vi.spyOn(authFor(t.rt).keys, 'touchMany');
+    const touch = vi.spyOn(t.rt.auth.keys, 'touchMany');
     for (let i = 0; i < 20; i++) await probe({ 'x-api-key': apiKey });
     expect(stored()).toBeNull();
     const listed = await t.app.inject({ method: 'GET', url: `/v1/api-keys/${s.userId}`, headers: s.headers });
     expect((listed.json() as { keys: { lastUsedAt: string }[] }).keys[0].lastUsedAt).toBe('2026-03-01T10:00:00.000Z');
     t.clock.advance(5000);
     await probe({ 'x-api-key': apiKey });
-    authFor(t.rt).flushLastUsed();
+    t.rt.auth.flushLastUsed();
     expect(touch).toHaveBeenCalledTimes(1);
     expect(stored()).toBe('2026-03-01T10:00:05.000Z');
     t.clock.advance(5000);

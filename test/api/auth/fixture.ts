@@ -1,9 +1,9 @@
 import { buildApp } from '../../../api/app.ts';
 import { requireApiKey, requireSession } from '../../../api/auth/guards.ts';
-import { installAuth } from '../../../controller/auth/runtime-auth.ts';
 import type { AuthSettings } from '../../../controller/auth/service.ts';
 import type { TrustProxy } from '../../../controller/config.ts';
 import type { Logger } from '../../../controller/log.ts';
+import { TEST_PASSWORD_COST } from '../../helpers/auth.ts';
 import { makeTestRuntime, withApp, type TestApp, type TestRuntime } from '../../helpers/runtime.ts';
 
 /**
@@ -18,8 +18,8 @@ import { makeTestRuntime, withApp, type TestApp, type TestRuntime } from '../../
 export async function makeAuthApp(
   opts: { settings?: Partial<AuthSettings>; logger?: Logger; trustProxy?: TrustProxy | boolean; from?: TestRuntime } = {},
 ): Promise<TestApp> {
-  const t = opts.from ?? (await makeTestRuntime());
-  installAuth(t.rt, { passwordCost: { N: 1024, r: 8, p: 1 }, ...opts.settings }, {});
+  // A runtime handed in (`from`) keeps the authentication settings it was built with.
+  const t = opts.from ?? (await makeTestRuntime({ auth: { passwordCost: TEST_PASSWORD_COST, ...opts.settings } }));
   const app = await buildApp({ runtime: t.rt, logger: opts.logger, trustProxy: opts.trustProxy });
   const echo = async (req: { principal?: unknown }) => ({ principal: req.principal });
   await app.register(async (scope) => {

@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../../api/app.ts';
 import { verifyPassword } from '../../../controller/auth/passwords.ts';
-import { authFor } from '../../../controller/auth/runtime-auth.ts';
 import { AuthService } from '../../../controller/auth/service.ts';
 import { cookiesOf, createTestUser, loginAs } from '../../helpers/auth.ts';
 import { makeTestRuntime, type TestApp } from '../../helpers/runtime.ts';
@@ -81,8 +80,8 @@ describe('POST /v1/auth/login', () => {
 
   it('and takes about as long (wall clock, loose bound)', async () => {
     t = await makeAuthApp({ settings: { passwordCost: { N: 1 << 14, r: 8, p: 1 }, login: { perUsername: 100, perIp: 100, windowMs: 1000 } } });
-    await authFor(t.rt).ensureAdmin('alice', 'alice-password');
-    await authFor(t.rt).warmUp();
+    await t.rt.auth.ensureAdmin('alice', 'alice-password');
+    await t.rt.auth.warmUp();
     const fastest = async (username: string) => {
       let best = Infinity;
       for (let i = 0; i < 5; i++) {

@@ -2,9 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { authFor } from '../../../controller/auth/runtime-auth.ts';
 import { createLogger } from '../../../controller/log.ts';
-import { cookiesOf } from '../../helpers/auth.ts';
+import { cookiesOf, TEST_PASSWORD_COST } from '../../helpers/auth.ts';
 import { makeTestRuntime, type TestApp } from '../../helpers/runtime.ts';
 import { makeAuthApp } from './fixture.ts';
 
@@ -23,10 +22,10 @@ describe('no plaintext secrets at rest or in logs', () => {
       },
     });
     const logger = createLogger({ level: 'trace', out });
-    const rt = await makeTestRuntime({ log: logger });
+    const rt = await makeTestRuntime({ log: logger, auth: { passwordCost: TEST_PASSWORD_COST } });
     t = await makeAuthApp({ from: rt, logger });
     const password = 'Sup3r-s3cret-passphrase';
-    await authFor(t.rt).ensureAdmin('root', password);
+    await t.rt.auth.ensureAdmin('root', password);
 
     await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { username: 'root', password: 'wrong-Sup3r' } });
     const login = await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { username: 'root', password } });
@@ -41,7 +40,7 @@ describe('no plaintext secrets at rest or in logs', () => {
     const refreshed = await t.app.inject({ method: 'POST', url: '/v1/auth/refresh', headers: { cookie } });
     const rotated = cookiesOf(refreshed.headers['set-cookie']);
     const newCsrf = (refreshed.json() as { csrfToken: string }).csrfToken;
-    authFor(t.rt).flushLastUsed();
+    t.rt.auth.flushLastUsed();
 
     const secrets: Record<string, string> = {
       password,

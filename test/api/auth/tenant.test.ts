@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { statusOf } from '../../../api/errors.ts';
-import { assertTenant } from '../../../api/auth/tenant.ts';
+import { assertTenant } from '../../../controller/usecases/tenant.ts';
 import type { Principal } from '../../../api/auth/types.ts';
 
 const base: Principal = { userId: 'U2026A00001', username: 'svc', role: 'member', via: 'apiKey', keyId: 'SK2026A00001' };

@@ -38,6 +38,7 @@ describe('reconciler routes (directory mode)', () => {
           name: 'B',
           path: 'broken.yaml',
           phase: 'Invalid',
+          reason: 'schema',
           message: expect.stringContaining('apiVersion'),
           attempts: 0,
           nextRetryAt: null,
@@ -51,6 +52,7 @@ describe('reconciler routes (directory mode)', () => {
           name: 'wh',
           path: 'connections/wh.yaml',
           phase: 'Synced',
+          reason: null,
           message: '',
           attempts: 0,
           nextRetryAt: null,
@@ -64,6 +66,7 @@ describe('reconciler routes (directory mode)', () => {
           name: 'retail',
           path: 'core-models/retail.yaml',
           phase: 'Synced',
+          reason: null,
           message: '',
           attempts: 0,
           nextRetryAt: null,
@@ -92,7 +95,7 @@ describe('reconciler routes (directory mode)', () => {
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({
       success: false,
-      error: 'kind must be one of CoreModel, Connection, Client, Dashboard, Pipeline; phase must be one of Pending, Synced, Failed, Invalid, Pruned',
+      error: 'kind must be one of CoreModel, Connection, Notifier, Client, Dashboard, Pipeline; phase must be one of Pending, Synced, Failed, Invalid, Pruned',
     });
   });
 
@@ -191,8 +194,11 @@ describe('reconciler routes (directory mode)', () => {
       kind: 'CoreModel',
       name: 'extra',
       phase: 'Synced',
+      reason: null,
       message: '',
+      revision: null,
       at: '2026-03-01T10:00:00.000Z',
+      durationMs: expect.any(Number) as unknown,
     });
     expect(events.some((e) => e.type === 'step' && e.key === 'CoreModel/extra')).toBe(true);
 

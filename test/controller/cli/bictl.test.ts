@@ -1,8 +1,9 @@
-import { mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ROOT } from '../../../controller/paths.ts';
 import { runCli } from '../../helpers/cli.ts';
 import { manifest } from '../../helpers/runtime.ts';
 
@@ -85,6 +86,23 @@ describe('bictl', () => {
     expect(diff.out).toMatch(/0 to create, 0 to update, 3 to prune, 0 invalid$/);
     const confirmed = await runCli(['sync', '--allow-mass-prune', ...flags]);
     expect(confirmed).toEqual({ code: 0, out: '0 applied, 0 unchanged, 3 pruned, 0 failed, 0 invalid', err: '' });
+  });
+
+  it('validate <missing path> exits 1 naming the path, and validates one file given on its own', async () => {
+    const missing = join(dir, 'no-such-folder');
+    const r = await runCli(['validate', missing]);
+    expect(r).toEqual({ code: 1, out: '', err: `bictl: ${missing}: no such file or directory` });
+    put('one.yaml', manifest('CoreModel', 'one', { name: 'One' }));
+    put('bad.yaml', manifest('Connection', 'bad', { vendor: 'ORACLE' }));
+    expect(await runCli(['validate', join(manifests, 'one.yaml')])).toEqual({ code: 0, out: '1 manifest(s) valid', err: '' });
+    const bad = await runCli(['validate', join(manifests, 'bad.yaml')]);
+    expect(bad.code).toBe(1);
+    expect(bad.err).toContain('bad.yaml: spec.vendor must be one of SNOWFLAKE, POSTGRESQL');
+  });
+
+  it('--version prints the version of package.json', async () => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) expect(await runCli([flag])).toEqual({ code: 0, out: version, err: '' });
   });
 
   it('prints help for every command', async () => {

@@ -5,6 +5,10 @@ import { connection, coreModel, git, makeGitRuntime, Remote, type GitTestRuntime
 
 const alice = { userId: 'U2026A00001', username: 'alice' };
 
+function submit(t: GitTestRuntime, relPath: string, manifest: Manifest) {
+  return t.rt.submitter.submit({ relPath, manifest, caller: { ...alice, role: 'admin', via: 'apiKey' }, message: 'create core model new', withdrawOnFailure: false });
+}
+
 /** The remote branch deleted under a running controller (a bad `git push --delete`, a rename). */
 describe('a deleted remote branch', () => {
   let remote: Remote;
@@ -28,7 +32,7 @@ describe('a deleted remote branch', () => {
   it('is an error in the sync (kept for status and /readyz), and nothing is pruned', async () => {
     const head = remote.remoteHead();
     git(remote.bare, 'update-ref', '-d', 'refs/heads/main');
-    await expect(t.source.syncNow({ full: true })).rejects.toThrow(UnavailableError);
+    await expect(t.source.syncNow()).rejects.toThrow(UnavailableError);
     expect(t.source.lastError).toBe(
       `git: branch main no longer exists on ${remote.url} (last seen at ${head.slice(0, 12)}); nothing is synced or written until it is restored (git push origin ${head}:refs/heads/main)`,
     );
@@ -39,20 +43,20 @@ describe('a deleted remote branch', () => {
   it('an API write never recreates it (503, no branch on the remote), and all works again once it is restored', async () => {
     const head = remote.remoteHead();
     git(remote.bare, 'update-ref', '-d', 'refs/heads/main');
-    const write = t.rt.submit('core-models/new.yaml', coreModel('new') as unknown as Manifest, { actor: alice, message: 'create core model new' });
+    const write = submit(t, 'core-models/new.yaml', coreModel('new') as unknown as Manifest);
     await expect(write).rejects.toThrow(/branch main no longer exists/);
     await expect(write).rejects.toBeInstanceOf(UnavailableError);
     expect(branches()).toBe('');
     // The same after a restart: the clone remembers the branch.
     await t.stop();
     t = await makeGitRuntime({ url: remote.url, dir: t.dir, noWait: true });
-    await expect(t.source.syncNow({ full: true })).rejects.toThrow(/branch main no longer exists/);
+    await expect(t.source.syncNow()).rejects.toThrow(/branch main no longer exists/);
     expect(branches()).toBe('');
     // Restored by the operator: syncs and writes go on, on top of the old history.
     git(remote.bare, 'update-ref', 'refs/heads/main', head);
-    await t.source.syncNow({ full: true });
+    await t.source.syncNow();
     expect(t.source.lastError).toBeUndefined();
-    const ok = await t.rt.submit('core-models/new.yaml', coreModel('new') as unknown as Manifest, { actor: alice, message: 'create core model new' });
+    const ok = await submit(t, 'core-models/new.yaml', coreModel('new') as unknown as Manifest);
     expect(ok.phase).toBe('Synced');
     expect(git(remote.bare, 'merge-base', '--is-ancestor', head, 'refs/heads/main')).toBe('');
   });

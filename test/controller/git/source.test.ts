@@ -26,6 +26,25 @@ describe('GitSource: desired state from a git branch', () => {
     remote.dispose();
   });
 
+  it('refuses a committed symlink that leaves the manifests path (even one aiming at the store), reads one that stays inside', async () => {
+    const { symlinkSync } = await import('node:fs');
+    symlinkSync('../../../../data/bi.sqlite', join(remote.work, 'manifests', 'store.yaml'));
+    symlinkSync('../other/ignored.yaml', join(remote.work, 'manifests', 'outside.yaml'));
+    symlinkSync('core-models/retail.yaml', join(remote.work, 'manifests', 'alias.yaml'));
+    remote.remove('manifests/core-models/retail.yaml');
+    remote.write('manifests/.shared/retail.yaml', coreModel('retail', 'Retail'));
+    symlinkSync('.shared/retail.yaml', join(remote.work, 'manifests', 'retail.yaml'));
+    remote.push('symlinks');
+    const t = await start();
+    const byKey = new Map(t.rt.reconciler.listStatus().map((r) => [r.key, r]));
+    expect(byKey.get('File/store.yaml')).toMatchObject({ phase: 'Invalid', message: 'not a regular file inside the manifests root' });
+    expect(byKey.get('File/outside.yaml')).toMatchObject({ phase: 'Invalid', message: 'not a regular file inside the manifests root' });
+    // alias.yaml points at a file that is gone: refused like any dangling link.
+    expect(byKey.get('File/alias.yaml')).toMatchObject({ phase: 'Invalid' });
+    expect(byKey.get('CoreModel/retail')).toMatchObject({ phase: 'Synced', path: 'retail.yaml' });
+    expect(byKey.has('Connection/outside')).toBe(false);
+  });
+
   it('clones, applies the manifests folder with the revision, and is ready', async () => {
     const t = await start();
     const rev = remote.remoteHead();

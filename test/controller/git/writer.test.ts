@@ -5,10 +5,20 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { GitRepo } from '../../../controller/git/repo.ts';
 import { UnavailableError, ValidationError } from '../../../controller/errors.ts';
 import { formatIdentity, noreplyEmail, sanitizeName, userIdentity } from '../../../controller/git/identity.ts';
+import type { Runtime } from '../../../controller/runtime.ts';
 import type { Manifest } from '../../../controller/types.ts';
 import { connection, coreModel, git, makeGitRuntime, Remote, type GitTestRuntime } from './harness.ts';
 
 const alice = { userId: 'U2026A00001', username: 'alice' };
+
+/** An API write as the use cases make it: the caller recorded, reconciled now, kept even when it fails. */
+function submit(rt: Runtime, relPath: string, manifest: Manifest, opts: { actor: { userId: string; username: string }; message: string }) {
+  return rt.submitter.submit({ relPath, manifest, caller: { ...opts.actor, role: 'admin', via: 'apiKey' }, message: opts.message, withdrawOnFailure: false });
+}
+
+function withdraw(rt: Runtime, relPath: string, opts: { actor: { userId: string; username: string }; message: string }) {
+  return rt.submitter.withdraw(relPath, { ...opts.actor, role: 'admin', via: 'apiKey' }, opts.message);
+}
 
 describe('GitWriter: API writes as commits', () => {
   let remote: Remote;
@@ -27,7 +37,7 @@ describe('GitWriter: API writes as commits', () => {
 
   it('an API write is one commit in the remote, authored by the caller, with the manifest and the message', async () => {
     const before = remote.log();
-    const outcome = await t.rt.submit('core-models/retail.yaml', coreModel('retail', 'Retail') as unknown as Manifest, {
+    const outcome = await submit(t.rt, 'core-models/retail.yaml', coreModel('retail', 'Retail') as unknown as Manifest, {
       actor: alice,
       message: 'create core model retail',
     });
@@ -55,7 +65,7 @@ describe('GitWriter: API writes as commits', () => {
     const before = remote.log().length;
     const users = Array.from({ length: 6 }, (_, i) => ({ userId: `U2026A0000${i + 1}`, username: `user${i + 1}` }));
     const outcomes = await Promise.all(
-      users.map((u, i) => t.rt.submit(`core-models/m${i}.yaml`, coreModel(`m${i}`) as unknown as Manifest, { actor: u, message: `create core model m${i}` })),
+      users.map((u, i) => submit(t.rt, `core-models/m${i}.yaml`, coreModel(`m${i}`) as unknown as Manifest, { actor: u, message: `create core model m${i}` })),
     );
     expect(outcomes.map((o) => o.phase)).toEqual(Array(6).fill('Synced'));
     const log = remote.log().slice(0, 6);
@@ -70,7 +80,7 @@ describe('GitWriter: API writes as commits', () => {
   });
 
   it("the controller's own commit coming back from the remote is a no-op", async () => {
-    await t.rt.submit('core-models/retail.yaml', coreModel('retail') as unknown as Manifest, { actor: alice, message: 'create core model retail' });
+    await submit(t.rt, 'core-models/retail.yaml', coreModel('retail') as unknown as Manifest, { actor: alice, message: 'create core model retail' });
     const row = t.rt.reconciler.status.get('CoreModel/retail');
     const events: unknown[] = [];
     t.rt.reconciler.on('event', (e) => events.push(e));
@@ -88,7 +98,7 @@ describe('GitWriter: API writes as commits', () => {
     remote.write('manifests/connections/other.yaml', connection('other', 'Pushed by a human'));
     const human = remote.push('human adds a connection');
 
-    await t.rt.submit('core-models/retail.yaml', coreModel('retail') as unknown as Manifest, { actor: alice, message: 'create core model retail' });
+    await submit(t.rt, 'core-models/retail.yaml', coreModel('retail') as unknown as Manifest, { actor: alice, message: 'create core model retail' });
     await t.source.whenIdle();
 
     const log = remote.log();
@@ -106,9 +116,9 @@ describe('GitWriter: API writes as commits', () => {
     const before = remote.log();
     const cloneHead = git(t.source.repo.dir, 'rev-parse', 'HEAD');
 
-    const err = await t.rt
-      .submit('core-models/retail.yaml', coreModel('retail') as unknown as Manifest, { actor: alice, message: 'create core model retail' })
-      .catch((e: unknown) => e);
+    const err = await submit(t.rt, 'core-models/retail.yaml', coreModel('retail') as unknown as Manifest, { actor: alice, message: 'create core model retail' }).catch(
+      (e: unknown) => e,
+    );
 
     expect(err).toBeInstanceOf(UnavailableError);
     expect((err as Error).message).toMatch(/^git: could not push to main after 5 attempts: /);
@@ -122,8 +132,8 @@ describe('GitWriter: API writes as commits', () => {
   });
 
   it('withdraw (a failed onboarding) is a commit deleting the file; the remote keeps no manifest', async () => {
-    await t.rt.submit('core-models/retail.yaml', coreModel('retail') as unknown as Manifest, { actor: alice, message: 'create core model retail' });
-    await t.rt.withdraw('core-models/retail.yaml', { actor: alice, message: 'withdraw core model retail' });
+    await submit(t.rt, 'core-models/retail.yaml', coreModel('retail') as unknown as Manifest, { actor: alice, message: 'create core model retail' });
+    await withdraw(t.rt, 'core-models/retail.yaml', { actor: alice, message: 'withdraw core model retail' });
     const [head] = remote.log();
     expect(head.split('|').slice(1)).toEqual(['alice <U2026A00001@users.noreply.bi-controller.local>', 'withdraw core model retail']);
     expect(git(remote.bare, 'ls-tree', '-r', '--name-only', 'main')).toBe('manifests/connections/wh.yaml');
@@ -132,9 +142,9 @@ describe('GitWriter: API writes as commits', () => {
 
   it('writing the same content twice makes no second commit', async () => {
     const m = coreModel('retail') as unknown as Manifest;
-    await t.rt.submit('core-models/retail.yaml', m, { actor: alice, message: 'create' });
+    await submit(t.rt, 'core-models/retail.yaml', m, { actor: alice, message: 'create' });
     const after = remote.log();
-    await t.rt.submit('core-models/retail.yaml', m, { actor: alice, message: 'create again' });
+    await submit(t.rt, 'core-models/retail.yaml', m, { actor: alice, message: 'create again' });
     expect(remote.log()).toEqual(after);
   });
 
@@ -150,9 +160,9 @@ describe('GitWriter: API writes as commits', () => {
     remote.write('manifests/connections/p.yaml', connection('p'));
     remote.push('human');
     const writes = Array.from({ length: 3 }, (_, i) =>
-      t.rt.submit(`core-models/m${i}.yaml`, coreModel(`m${i}`) as unknown as Manifest, { actor: alice, message: `create m${i}` }),
+      submit(t.rt, `core-models/m${i}.yaml`, coreModel(`m${i}`) as unknown as Manifest, { actor: alice, message: `create m${i}` }),
     );
-    const polls = [t.source.syncNow(), t.source.syncNow({ full: true })];
+    const polls = [t.source.sync(), t.source.sync({ full: true })];
     await Promise.all([...writes, ...polls]);
     await t.source.whenIdle();
     const subjects = remote.log().map((l) => l.split('|')[2]);

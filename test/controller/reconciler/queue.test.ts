@@ -17,7 +17,7 @@ describe('WorkQueue', () => {
     let running = 0;
     let maxRunning = 0;
     let runs = 0;
-    const q = new WorkQueue<string>({
+    const q = new WorkQueue<string, { retryAfterMs: null }>({
       concurrency: 4,
       process: async () => {
         running++;
@@ -27,6 +27,7 @@ describe('WorkQueue', () => {
         gates.push(d);
         await d.promise;
         running--;
+        return { retryAfterMs: null };
       },
     });
     const first = q.add('k');
@@ -46,12 +47,13 @@ describe('WorkQueue', () => {
 
   it('runs different keys in parallel up to the concurrency', async () => {
     const gates: { resolve: () => void }[] = [];
-    const q = new WorkQueue<string>({
+    const q = new WorkQueue<string, { retryAfterMs: null }>({
       concurrency: 2,
       process: async () => {
         const d = deferred();
         gates.push(d);
         await d.promise;
+        return { retryAfterMs: null };
       },
     });
     const all = ['a', 'b', 'c'].map((k) => q.add(k));
@@ -68,7 +70,7 @@ describe('WorkQueue', () => {
 
   it('keeps going after a process that throws', async () => {
     let calls = 0;
-    const q = new WorkQueue<string>({
+    const q = new WorkQueue<string, { retryAfterMs: null }>({
       process: async () => {
         calls++;
         throw new Error('boom');
@@ -82,7 +84,11 @@ describe('WorkQueue', () => {
   it('schedules retries through the injected scheduler and replaces an earlier timer', async () => {
     const s = new ManualScheduler();
     const seen: string[] = [];
-    const q = new WorkQueue<string>({ scheduler: s.schedule, process: async (k) => void seen.push(k) });
+    const q = new WorkQueue<string, { retryAfterMs: null }>({ scheduler: s.schedule, process: async (k) => {
+        seen.push(k);
+        return { retryAfterMs: null };
+      },
+    });
     q.addAfter('k', 1000);
     q.addAfter('k', 2000);
     expect(s.delays).toEqual([1000, 2000]);
@@ -90,6 +96,29 @@ describe('WorkQueue', () => {
     s.fireAll();
     await q.idle();
     expect(seen).toEqual(['k']);
+  });
+});
+
+describe('WorkQueue results', () => {
+  it('answers each caller with the result of a run that started after its call, and schedules the retry the result asks for', async () => {
+    const s = new ManualScheduler();
+    const results = [{ n: 1, retryAfterMs: 4000 as number | null }, { n: 2, retryAfterMs: null }];
+    let run = 0;
+    const q = new WorkQueue<string, { n: number; retryAfterMs: number | null }>({ scheduler: s.schedule, process: async () => results[run++] });
+    expect(await q.add('k')).toEqual({ n: 1, retryAfterMs: 4000 });
+    expect(s.delays).toEqual([4000]);
+    expect(s.pending).toBe(1);
+    s.fireAll();
+    await q.idle();
+    expect(run).toBe(2);
+    // The second result asked for no retry: nothing is scheduled.
+    expect(s.pending).toBe(0);
+  });
+
+  it('answers undefined once stopped', async () => {
+    const q = new WorkQueue<string, { retryAfterMs: null }>({ process: async () => ({ retryAfterMs: null }) });
+    q.stop();
+    expect(await q.add('k')).toBeUndefined();
   });
 });
 
@@ -105,5 +134,35 @@ describe('backoffDelay', () => {
   it('jitters downward only, within the policy', () => {
     expect(backoffDelay(3, DEFAULT_BACKOFF, () => 1)).toBe(3200);
     expect(backoffDelay(3, DEFAULT_BACKOFF, () => 0.5)).toBe(3600);
+  });
+
+  it('reports its depth, the keys running and how long the oldest run has been going', async () => {
+    let now = 1000;
+    const gates = new Map<string, () => void>();
+    const q = new WorkQueue<string, { retryAfterMs: null }>({
+      concurrency: 2,
+      now: () => now,
+      process: (key) =>
+        new Promise((resolve) => {
+          gates.set(key, () => resolve({ retryAfterMs: null }));
+        }),
+    });
+    expect([q.depth, q.running, q.longestRunningMs]).toEqual([0, 0, 0]);
+    const a = q.add('a');
+    now = 1500;
+    const b = q.add('b');
+    const c = q.add('c');
+    now = 4000;
+    expect([q.depth, q.running, q.longestRunningMs]).toEqual([1, 2, 3000]);
+    gates.get('a')?.();
+    await a;
+    await Promise.resolve();
+    expect([q.depth, q.running, q.longestRunningMs]).toEqual([0, 2, 2500]);
+    gates.get('b')?.();
+    await b;
+    gates.get('c')?.();
+    await c;
+    await q.idle();
+    expect([q.depth, q.running, q.longestRunningMs]).toEqual([0, 0, 0]);
   });
 });

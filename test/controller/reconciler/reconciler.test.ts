@@ -154,6 +154,43 @@ describe('Reconciler', () => {
     expect(t.rt.db.prepare('SELECT COUNT(*) AS n FROM core_models').get()).toEqual({ n: 1 });
   });
 
+  it('a refused prune clears once the files are restored: status, reason and pruneBlocked', async () => {
+    t = await makeTestRuntime();
+    for (const n of ['a', 'b', 'c', 'd']) t.write(`${n}.yaml`, core(n));
+    await t.sync();
+    for (const n of ['a', 'b', 'c']) t.remove(`${n}.yaml`);
+    await t.sync();
+    expect(t.rt.reconciler.status.get('CoreModel/a')).toMatchObject({ phase: 'Synced', reason: 'prune-blocked' });
+    for (const n of ['a', 'b', 'c']) t.write(`${n}.yaml`, core(n));
+    const restored = await t.sync();
+    expect(restored.pruneBlocked).toBeUndefined();
+    expect(t.rt.reconciler.pruneBlocked).toBeUndefined();
+    for (const n of ['a', 'b', 'c']) expect(t.rt.reconciler.status.get(`CoreModel/${n}`)).toMatchObject({ phase: 'Synced', reason: null, message: '' });
+  });
+
+  it('a refused prune is recorded in the store: a restart still reports it', async () => {
+    t = await makeTestRuntime();
+    for (const n of ['a', 'b', 'c', 'd']) t.write(`${n}.yaml`, core(n));
+    await t.sync();
+    for (const n of ['a', 'b', 'c']) t.remove(`${n}.yaml`);
+    await t.sync();
+    t = await t.restart();
+    expect(t.rt.reconciler.pruneBlocked?.keys).toEqual(['CoreModel/a', 'CoreModel/b', 'CoreModel/c']);
+  });
+
+  it('records the failing step as the reason, apart from the message, and clears it on success', async () => {
+    t = await makeTestRuntime();
+    t.write('broken.yaml', 'kind: [');
+    t.write('schema.yaml', { apiVersion: 'bi.controller/v1', kind: 'CoreModel', metadata: { name: 'x' }, spec: {} });
+    await t.sync();
+    expect(t.rt.reconciler.status.get('File/broken.yaml')).toMatchObject({ phase: 'Invalid', reason: 'parse' });
+    expect(t.rt.reconciler.status.get('File/schema.yaml')).toMatchObject({ phase: 'Invalid', reason: 'schema' });
+    t.write('schema.yaml', core('x'));
+    await t.sync();
+    expect(t.rt.reconciler.status.get('CoreModel/x')).toMatchObject({ phase: 'Synced', reason: null });
+    expect(t.rt.reconciler.status.get('File/schema.yaml')).toBeUndefined();
+  });
+
   it('applies kinds in dependency order on a full sync and prunes dependents first', async () => {
     const calls: string[] = [];
     const recorder = (kind: string, order: number): Applier => ({
@@ -239,11 +276,22 @@ describe('Reconciler', () => {
   it('reconciles one file on demand and answers with its outcome (the API path)', async () => {
     t = await makeTestRuntime();
     t.write('core/x.yaml', core('x'));
-    const outcome = await t.rt.reconciler.reconcilePath('core/x.yaml');
-    expect(outcome).toEqual({ key: 'CoreModel/x', phase: 'Synced', message: '', resourceIds: { modelId: 'SM2026A00001' } });
+    const file = t.rt.source.read('core/x.yaml');
+    if (!file) throw new Error('core/x.yaml not readable');
+    const outcome = await t.rt.reconciler.reconcileFile(file);
+    expect(outcome).toEqual({
+      key: 'CoreModel/x',
+      kind: 'CoreModel',
+      name: 'x',
+      phase: 'Synced',
+      reason: null,
+      message: '',
+      resourceIds: { modelId: 'SM2026A00001' },
+      retryAfterMs: null,
+    });
     t.remove('core/x.yaml');
-    const gone = await t.rt.reconciler.reconcilePath('core/x.yaml');
-    expect(gone).toMatchObject({ key: 'CoreModel/x', phase: 'Pruned' });
+    const gone = await t.rt.reconciler.reconcileRemoved('core/x.yaml');
+    expect(gone).toMatchObject({ key: 'CoreModel/x', phase: 'Pruned', reason: null });
   });
 
   it('plans creates, updates, prunes and invalid files without changing anything', async () => {
@@ -256,7 +304,7 @@ describe('Reconciler', () => {
     t.remove('b.yaml');
     t.write('c.yaml', core('c'));
     t.write('d.yaml', 'nope: [');
-    const plan = await t.rt.reconciler.plan(['a.yaml', 'c.yaml', 'd.yaml']);
+    const plan = await t.rt.plan();
     expect(plan.map((p) => [p.action, p.key])).toEqual([
       ['update', 'CoreModel/a'],
       ['create', 'CoreModel/c'],

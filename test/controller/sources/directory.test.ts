@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../controller/config.ts';
 import { Runtime } from '../../../controller/runtime.ts';
 import { DirectorySource } from '../../../controller/sources/directory.ts';
-import type { SourceSink } from '../../../controller/types.ts';
+import { emptyReport, type SourceFile, type SourceSink } from '../../../controller/reconciler/types.ts';
 import { manifest } from '../../helpers/runtime.ts';
 import { waitFor } from '../../helpers/wait.ts';
 
@@ -22,11 +22,18 @@ describe('DirectorySource (real chokidar)', () => {
   it('coalesces a burst of writes into few deltas and reports every file', async () => {
     const calls: { changed: string[]; removed: string[] }[] = [];
     const sink: SourceSink = {
-      full: async () => undefined,
-      delta: async (changed, removed) => void calls.push({ changed, removed }),
+      apply: async (batch) => {
+        if (batch.type === 'delta') {
+          const files: SourceFile[] = [];
+          for await (const f of batch.files) files.push(f);
+          calls.push({ changed: files.map((f) => f.path), removed: batch.removed ?? [] });
+        }
+        return emptyReport();
+      },
     };
     const src = new DirectorySource({ root: dir, debounceMs: 100 });
-    await src.start(sink);
+    src.connect(sink);
+    await src.start();
     mkdirSync(join(dir, 'core'));
     for (let i = 0; i < 20; i++) writeFileSync(join(dir, 'core', `m${i}.yaml`), core(`m${i}`));
     writeFileSync(join(dir, 'README.txt'), 'not a manifest');

@@ -1,9 +1,9 @@
 import { field, h, notice, render } from '../dom.js';
 import { clientSteps, resultPanel, runOnboarding } from '../onboarding.js';
 import { Progress } from '../progress.js';
+import { isClientId } from '../schema-rules.js';
 
 const MAX_BYTES = 1024 * 1024;
-const CLIENT_ID = /^[A-Z0-9][A-Z0-9_-]{0,63}$/;
 
 /** Import: an exported onboarding package file → onboarding, with live progress and the outcome. */
 export function importPage() {
@@ -59,7 +59,7 @@ export function importPage() {
     e.preventDefault();
     if (!pkg) return;
     const clientId = asId.value.trim().toUpperCase();
-    if (!CLIENT_ID.test(clientId)) return render(resultBox, notice('bad', 'Client ID: use letters, digits, "_" or "-".'));
+    if (!isClientId(clientId)) return render(resultBox, notice('bad', 'Client ID: use letters, digits, "_" or "-".'));
     submit.disabled = true;
     const body = { ...pkg, clientId, clientName: asName.value.trim() || pkg.clientName };
     const progress = new Progress(clientSteps({ withConnection: false, withDashboards: Array.isArray(body.dashboards) && body.dashboards.length > 0 }));

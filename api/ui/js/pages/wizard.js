@@ -2,8 +2,9 @@ import { ApiError, call, getSession, userPath } from '../api.js';
 import { debounce, field, h, notice, render } from '../dom.js';
 import { clientSteps, resultPanel, runOnboarding } from '../onboarding.js';
 import { Progress } from '../progress.js';
+import { VENDORS } from '../schema-constants.js';
+import { isClientId } from '../schema-rules.js';
 
-const CLIENT_ID = /^[A-Z0-9][A-Z0-9_-]{0,63}$/;
 const STEPS = ['Client details', 'Data source', 'Model and dashboard', 'Review and create'];
 const MEASURE_HINT = /revenue|amount|total|sales|quantity|qty|count|price|value/i;
 
@@ -72,7 +73,7 @@ export async function wizardPage() {
     }, 250);
     id.addEventListener('input', () => {
       s.clientId = id.value.trim().toUpperCase();
-      s.idState = !s.clientId ? 'empty' : CLIENT_ID.test(s.clientId) ? 'checking' : 'invalid';
+      s.idState = !s.clientId ? 'empty' : isClientId(s.clientId) ? 'checking' : 'invalid';
       paint();
       if (s.idState === 'checking') check();
     });
@@ -101,7 +102,7 @@ export async function wizardPage() {
   function dataSource() {
     const inputs = {};
     const input = (key, attrs = {}) => (inputs[key] = h('input', { type: 'text', name: key, value: s[key], ...attrs }));
-    const vendor = h('select', { name: 'vendor' }, ['POSTGRESQL', 'SNOWFLAKE'].map((v) => h('option', { value: v, selected: v === s.vendor }, v)));
+    const vendor = h('select', { name: 'vendor' }, [...VENDORS].sort().map((v) => h('option', { value: v, selected: v === s.vendor }, v)));
     const vendorFields = h('div', { class: 'grid2' });
     const testOut = h('div', { id: 'test-result', 'aria-live': 'polite' });
     const error = h('div');

@@ -69,7 +69,17 @@ describe('Client applier through manifest files', () => {
     ]);
     const facade = t.rt.db.prepare('SELECT vdm_id, definition FROM facades').get() as { vdm_id: string; definition: string };
     expect(facade.vdm_id).toBe('V2026A00001');
-    expect(JSON.parse(facade.definition)).toMatchObject({ layoutTemplate: 'two-column', templateType: 'standard', category: [], tags: ['sales'] });
+    // The one facade shape of every dashboard: the import payload's fields on the client's connection and first VDM.
+    expect(JSON.parse(facade.definition)).toMatchObject({
+      mode: 'sections',
+      dataSource: { dbId: 'D2026A00001', vdmId: 'V2026A00001', connType: 'VDM' },
+      layout: { columns: 2, chartHeight: '380px', kpiHeight: '180px', chartWidth: '100%' },
+      layoutTemplateName: 'two-column',
+      templateType: 'standard',
+      category: [],
+      tags: ['sales'],
+      isPublic: true,
+    });
     expect(assertWholeClients(t.rt.db)).toEqual([]);
   });
 

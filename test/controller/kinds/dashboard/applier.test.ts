@@ -135,7 +135,7 @@ describe('Dashboard applier', () => {
       ['Dashboard/vdm', 'Failed', 'validate: spec.dataSource.vdmId V2026A00001 is not an existing VDM'],
     ]);
     seedVdm(t, { selectedColumns: ['revenue', { name: 'region' }] });
-    await t.rt.reconciler.reconcileKey('Dashboard/vdm');
+    await t.sync();
     expect(messages()[1]).toEqual(['Dashboard/vdm', 'Failed', 'validate: spec.charts[0].measures[1] "cost" is not a column of the VDM']);
     expect(rows(t).facades).toEqual([]);
   });

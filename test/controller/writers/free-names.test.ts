@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ManifestNames } from '../../../controller/writers/names.ts';
+import { ManifestNames } from '../../../controller/writers/free-names.ts';
 import { makeTestRuntime, manifest, type TestRuntime } from '../../helpers/runtime.ts';
 
 describe('ManifestNames', () => {

@@ -1,5 +1,5 @@
-import { ForbiddenError } from '../../controller/errors.ts';
-import type { Principal } from './types.ts';
+import { ForbiddenError } from '../errors.ts';
+import type { Principal } from '../auth/principal.ts';
 
 /**
  * Refuses a call for `clientId` made with a key scoped to another tenant. Keys without a scope,

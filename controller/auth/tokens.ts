@@ -1,9 +1,5 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-
-/** SHA-256 hex digest: how every token and key is kept in the store. */
-export function sha256(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
-}
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { sha256 } from '../hash.ts';
 
 /** A random URL-safe token (256 bits by default) for session IDs, CSRF, access and refresh tokens. */
 export function randomToken(bytes = 32): string {

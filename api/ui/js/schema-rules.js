@@ -1,0 +1,8 @@
+import { CLIENT_ID_PATTERN } from './schema-constants.js';
+
+const CLIENT_ID = new RegExp(CLIENT_ID_PATTERN);
+
+/** True for a client ID the onboarding schema accepts. */
+export function isClientId(id) {
+  return id !== '' && CLIENT_ID.test(id);
+}

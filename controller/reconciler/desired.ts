@@ -1,0 +1,143 @@
+import { checkDocument, parseManifest, sha256, type LoadResult } from '../manifest/loader.ts';
+import type { SchemaRegistry } from '../manifest/validator.ts';
+import type { Manifest, Phase, Problem } from '../types.ts';
+import type { SourceFile } from './types.ts';
+
+/** The status key of a file that never defined a valid object. */
+export const INVALID_PREFIX = 'File/';
+
+/** What the desired state holds for one key: where it is defined, and (for a while) its parsed manifest. */
+export interface Desired {
+  path: string;
+  hash: string;
+  /** Dropped once applied (10,000 parsed manifests would set the peak memory); parsed again from the source when needed. */
+  manifest?: Manifest;
+  author?: string;
+  revision?: string;
+}
+
+/** What the store knows about a path: its rows (key, content hash, phase, reason). */
+export interface KnownRow {
+  key: string;
+  hash: string | null;
+  phase: Phase;
+  reason?: string | null;
+}
+
+export interface ScanMeta {
+  revision?: string;
+  author?: string;
+}
+
+/** The decision for one delivered file. */
+export type Scanned =
+  /** Unchanged since it was last applied: nothing to do (`key` to release a refused prune of it). */
+  | { type: 'unchanged'; key: string; row: KnownRow }
+  /** It cannot become desired state: record it Invalid under `key`. */
+  | { type: 'invalid'; key: string; kind: string; name: string; path: string; hash: string | null; reason: string; problems: Problem[] }
+  /** Reconcile `key`; `superseded` is the key this file defined before (to be pruned), `staleInvalidRow` a File/ row to drop. */
+  | { type: 'reconcile'; key: string; superseded?: string; staleInvalidRow?: string };
+
+export interface DesiredStateOptions {
+  schemas: SchemaRegistry;
+  /** Whether a path still exists at the source (a second file defining the same key). */
+  exists(path: string): boolean;
+}
+
+/**
+ * Desired state per key, built from the files the sources deliver. Decides what a delivered
+ * file means (unchanged, invalid, defined twice, a new or changed object) and writes nothing:
+ * the reconciler records the decisions.
+ */
+export class DesiredState {
+  readonly #schemas: SchemaRegistry;
+  readonly #exists: (path: string) => boolean;
+  readonly #byKey = new Map<string, Desired>();
+
+  constructor(opts: DesiredStateOptions) {
+    this.#schemas = opts.schemas;
+    this.#exists = opts.exists;
+  }
+
+  get(key: string): Desired | undefined {
+    return this.#byKey.get(key);
+  }
+
+  delete(key: string): void {
+    this.#byKey.delete(key);
+  }
+
+  /**
+   * One delivered file. `known` are the store's rows for its path; `document` the already parsed
+   * content of an API write (so it is not parsed again); `keepParsed` false for big scans.
+   */
+  scan(file: SourceFile, known: KnownRow[], meta: ScanMeta, opts: { document?: unknown; keepParsed?: boolean } = {}): Scanned {
+    const path = file.path;
+    const prevKey = known.find((r) => !r.key.startsWith(INVALID_PREFIX))?.key;
+    if ('unreadable' in file) {
+      return { type: 'invalid', key: prevKey ?? INVALID_PREFIX + path, kind: '', name: path, path, hash: null, reason: 'unreadable', problems: [{ path: '', message: file.unreadable }] };
+    }
+    const hash = sha256(file.bytes);
+    const unchanged = known.find((r) => r.hash === hash && r.phase === 'Synced');
+    if (unchanged) {
+      if (!this.#byKey.has(unchanged.key)) this.#byKey.set(unchanged.key, { path, hash, revision: meta.revision, author: meta.author });
+      return { type: 'unchanged', key: unchanged.key, row: unchanged };
+    }
+    const result: LoadResult = opts.document !== undefined ? checkDocument(path, hash, opts.document, this.#schemas) : parseManifest(path, file.bytes, this.#schemas);
+    if (!result.ok) {
+      return { type: 'invalid', key: prevKey ?? INVALID_PREFIX + path, kind: result.kind ?? '', name: result.name ?? path, path, hash, reason: result.reason, problems: result.problems };
+    }
+    const owner = this.#byKey.get(result.key);
+    if (owner && owner.path !== path && this.#exists(owner.path)) {
+      const problems = [{ path: '', message: `${result.key} is already defined in ${owner.path}` }];
+      return { type: 'invalid', key: prevKey ?? INVALID_PREFIX + path, kind: result.manifest.kind, name: result.manifest.metadata.name, path, hash, reason: 'conflict', problems };
+    }
+    let superseded: string | undefined;
+    if (prevKey && prevKey !== result.key) {
+      // The file now defines another object: the old one goes.
+      this.#byKey.delete(prevKey);
+      superseded = prevKey;
+    }
+    this.#byKey.set(result.key, {
+      path,
+      hash,
+      manifest: opts.keepParsed === false ? undefined : result.manifest,
+      revision: meta.revision,
+      author: meta.author,
+    });
+    const staleInvalidRow = known.some((r) => r.key === INVALID_PREFIX + path) ? INVALID_PREFIX + path : undefined;
+    return { type: 'reconcile', key: result.key, ...(superseded ? { superseded } : {}), ...(staleInvalidRow ? { staleInvalidRow } : {}) };
+  }
+
+  /**
+   * The file at `path` is gone: returns the keys it defined (to be pruned) and forgets them.
+   * Keys that moved to another file meanwhile stay. `File/` rows are returned apart (to delete).
+   */
+  forget(path: string, rows: KnownRow[]): { prune: string[]; invalidRows: string[] } {
+    const prune: string[] = [];
+    const invalidRows: string[] = [];
+    for (const row of rows) {
+      if (row.key.startsWith(INVALID_PREFIX)) {
+        invalidRows.push(row.key);
+        continue;
+      }
+      const d = this.#byKey.get(row.key);
+      if (d && d.path !== path) continue;
+      this.#byKey.delete(row.key);
+      prune.push(row.key);
+    }
+    return { prune, invalidRows };
+  }
+
+  /** Parses the file of `key` again (its manifest was dropped after a scan or an apply). */
+  reparse(key: string, file: SourceFile | null): { ok: true; manifest: Manifest } | { ok: false; file: SourceFile | null; result?: LoadResult } {
+    const d = this.#byKey.get(key);
+    if (!d || !file || 'unreadable' in file) return { ok: false, file };
+    const r = parseManifest(d.path, file.bytes, this.#schemas);
+    if (!r.ok || r.key !== key) return { ok: false, file, result: r };
+    // The file may have moved on since the scan: what is applied is what was just read.
+    d.hash = r.hash;
+    d.manifest = r.manifest;
+    return { ok: true, manifest: r.manifest };
+  }
+}

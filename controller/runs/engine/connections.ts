@@ -1,0 +1,138 @@
+import pg from 'pg';
+import { postgresEndpoint } from '../../connections/test-connection.ts';
+import { NotFoundError } from '../../errors.ts';
+import type { SecretStore } from '../../secrets/store.ts';
+import type { Store } from '../../store/db.ts';
+import type { ConnectionResolver, EgressPolicy, ResolvedConnection } from '../types.ts';
+
+export interface StoreConnectionResolverOptions {
+  db: Store;
+  secrets: SecretStore;
+  /** Where `passwordEnv` names are looked up (the process environment by default). */
+  env?: NodeJS.ProcessEnv;
+  /** The run's tenant check: false → the connection is answered as unknown. All allowed when absent. */
+  mayUse?: (connectionId: string) => boolean;
+}
+
+interface ConnectionRow {
+  connection_id: string;
+  vendor: string;
+  account_url: string | null;
+  warehouse: string | null;
+  database_name: string | null;
+  schema_name: string | null;
+  username: string | null;
+  password_env: string | null;
+  secret_ref: string | null;
+}
+
+/**
+ * Connections of the store with their credential: `passwordEnv` read from the environment, or the
+ * `secretRef` decrypted by the SecretStore. A PostgreSQL connection's host and port come from its
+ * stored account URL (`postgresql://host:port`, see connectionColumns()).
+ */
+export class StoreConnectionResolver implements ConnectionResolver {
+  readonly #opts: StoreConnectionResolverOptions;
+
+  constructor(opts: StoreConnectionResolverOptions) {
+    this.#opts = opts;
+  }
+
+  resolve(connectionId: string): ResolvedConnection {
+    const row = this.#opts.db
+      .prepare(
+        `SELECT connection_id, vendor, account_url, warehouse, database_name, schema_name, username, password_env, secret_ref
+         FROM connections WHERE connection_id = ?`,
+      )
+      .get(connectionId) as ConnectionRow | undefined;
+    if (!row || (this.#opts.mayUse && !this.#opts.mayUse(connectionId))) throw new NotFoundError(`Connection ${connectionId} not found`);
+    const vendor = row.vendor === 'POSTGRESQL' ? 'POSTGRESQL' : 'SNOWFLAKE';
+    let password: string | undefined;
+    if (row.secret_ref) password = this.#opts.secrets.reveal(row.secret_ref);
+    else if (row.password_env) {
+      password = (this.#opts.env ?? process.env)[row.password_env];
+      if (password === undefined) throw new Error(`Connection ${connectionId}: environment variable ${row.password_env} (passwordEnv) is not set`);
+    }
+    const endpoint = vendor === 'POSTGRESQL' && row.account_url ? postgresEndpoint({ vendor, accountUrl: row.account_url }) : undefined;
+    return {
+      connectionId: row.connection_id,
+      vendor,
+      ...(endpoint ? { host: endpoint.host, port: endpoint.port } : {}),
+      ...(row.account_url ? { accountUrl: row.account_url } : {}),
+      ...(row.database_name ? { database: row.database_name } : {}),
+      ...(row.schema_name ? { schema: row.schema_name } : {}),
+      ...(row.username ? { username: row.username } : {}),
+      ...(password !== undefined ? { password } : {}),
+      ...(row.warehouse ? { warehouse: row.warehouse } : {}),
+    };
+  }
+}
+
+const SIMPLE_DATE = /^\d{4}-\d{2}-\d{2}$/;
+const SIMPLE_TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?$/;
+/** `infinity`, BC dates and other rare forms: a Date when JavaScript can read it, else the text. */
+const pgDate = (iso: string, text: string): Date | string => {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? text : d;
+};
+
+/** int8 as a number when exact, else BigInt; numeric as a number up to 15 significant digits (exact), else its text. */
+const PARSERS: Record<number, (v: string) => unknown> = {
+  20: (v) => {
+    const n = Number(v);
+    return Number.isSafeInteger(n) ? n : BigInt(v);
+  },
+  1700: (v) => {
+    const n = Number(v);
+    // 15 significant digits or fewer survive the trip through a double exactly
+    return Number.isFinite(n) && (v.length <= 16 || v.replace(/^[-+]?0*|\.|e.*$/gi, '').replace(/0+$/, '').length <= 15) ? n : v;
+  },
+  // date → UTC midnight, timestamp without time zone → read as UTC (never the controller's local zone)
+  1082: (v) => (SIMPLE_DATE.test(v) ? new Date(Date.UTC(+v.slice(0, 4), +v.slice(5, 7) - 1, +v.slice(8, 10))) : pgDate(`${v}T00:00:00Z`, v)),
+  1114: (v) =>
+    SIMPLE_TIMESTAMP.test(v)
+      ? new Date(Date.UTC(+v.slice(0, 4), +v.slice(5, 7) - 1, +v.slice(8, 10), +v.slice(11, 13), +v.slice(14, 16), +v.slice(17, 19), v.length > 20 ? Math.floor(+`0${v.slice(19)}` * 1000) : 0))
+      : pgDate(`${v.replace(' ', 'T')}Z`, v),
+};
+
+/** The text-format parser of a PostgreSQL type (query results and COPY text share the representation). */
+export function textParser(oid: number): (v: string) => unknown {
+  return PARSERS[oid] ?? (pg.types.getTypeParser(oid, 'text') as (v: string) => unknown);
+}
+
+const types = {
+  getTypeParser: (oid: number, format?: 'text' | 'binary') => {
+    const own = PARSERS[oid];
+    return own !== undefined && format !== 'binary' ? own : pg.types.getTypeParser(oid, format as 'text');
+  },
+} as pg.CustomTypesConfig;
+
+/** An open client to a PostgreSQL connection, after the egress check; it is the caller's to end. */
+export async function connectPostgres(conn: ResolvedConnection, egress: EgressPolicy, purpose: string): Promise<pg.Client> {
+  if (conn.vendor !== 'POSTGRESQL') throw new Error(`connection ${conn.connectionId} is ${conn.vendor}, not PostgreSQL`);
+  if (!conn.host) throw new Error(`connection ${conn.connectionId} has no host`);
+  const port = conn.port ?? 5432;
+  await egress.check(conn.host, port);
+  const client = new pg.Client({
+    host: conn.host,
+    port,
+    user: conn.username,
+    password: conn.password ?? '',
+    database: conn.database,
+    types,
+    connectionTimeoutMillis: 30_000,
+    application_name: `bi-controller ${purpose}`.slice(0, 63),
+  });
+  client.on('error', () => {}); // a dropped connection surfaces on the next query
+  try {
+    await client.connect();
+  } catch (err) {
+    void client.end().catch(() => {});
+    throw new Error(`cannot connect to PostgreSQL ${conn.host}:${port} (connection ${conn.connectionId}): ${(err as Error).message}`);
+  }
+  return client;
+}
+
+/** `"schema"."table"` with identifiers quoted. */
+export const ident = (name: string): string => `"${name.replace(/"/g, '""')}"`;
+export const qualified = (schema: string | undefined, table: string): string => (schema ? `${ident(schema)}.${ident(table)}` : ident(table));

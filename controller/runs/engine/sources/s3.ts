@@ -1,0 +1,49 @@
+import { Readable } from 'node:stream';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { Batch, EgressPolicy, ResolvedConnection } from '../../types.ts';
+import { type FileFormat, parseRows } from './files.ts';
+
+export interface S3SourceOptions {
+  bucket: string;
+  key: string;
+  format: FileFormat;
+  region: string;
+  delimiter?: string;
+  rootKey?: string;
+  batchSize: number;
+  signal: AbortSignal;
+}
+
+/**
+ * The endpoint of an S3-compatible service: the connection's account URL (`http://host:9000`),
+ * or `host`/`port` (https unless the port is 80); path-style addressing, so any S3-compatible
+ * server works.
+ */
+export function s3Endpoint(conn: ResolvedConnection): URL {
+  if (conn.accountUrl && /^https?:\/\//i.test(conn.accountUrl)) return new URL(conn.accountUrl);
+  if (conn.host) return new URL(`${conn.port === 80 ? 'http' : 'https'}://${conn.host}${conn.port ? `:${conn.port}` : ''}`);
+  if (conn.accountUrl) return new URL(`https://${conn.accountUrl}`);
+  throw new Error(`connection ${conn.connectionId} has no S3 endpoint (accountUrl such as https://s3.eu-west-1.amazonaws.com)`);
+}
+
+/** An object's rows (CSV, JSON or NDJSON), streamed from the service; the access key is the connection's username, the secret its password. */
+export async function* s3Rows(conn: ResolvedConnection, egress: EgressPolicy, o: S3SourceOptions): AsyncIterable<Batch> {
+  const endpoint = s3Endpoint(conn);
+  await egress.check(endpoint.hostname, endpoint.port ? Number(endpoint.port) : endpoint.protocol === 'https:' ? 443 : 80);
+  const client = new S3Client({
+    endpoint: endpoint.href,
+    region: o.region,
+    forcePathStyle: true,
+    credentials: { accessKeyId: conn.username ?? '', secretAccessKey: conn.password ?? '' },
+    maxAttempts: 3,
+  });
+  try {
+    const res = await client.send(new GetObjectCommand({ Bucket: o.bucket, Key: o.key }), { abortSignal: o.signal }).catch((err: Error) => {
+      throw new Error(`S3 object s3://${o.bucket}/${o.key} at ${endpoint.host}: ${err.name === 'NoSuchKey' ? 'does not exist' : err.message}`);
+    });
+    if (!(res.Body instanceof Readable)) throw new Error(`S3 object s3://${o.bucket}/${o.key}: no body`);
+    yield* parseRows(res.Body, { format: o.format, batchSize: o.batchSize, delimiter: o.delimiter, rootKey: o.rootKey });
+  } finally {
+    client.destroy();
+  }
+}

@@ -1,0 +1,96 @@
+import { RE2JS } from 're2js';
+import type { Batch, Row } from '../../types.ts';
+import { type RuleSpec, StepConfigError, type StepContext, type StepRunner, isNullish, numberOf, rulesOf, show } from '../step.ts';
+import { toText } from './convert.ts';
+
+/** A check of one value: a problem sentence, or undefined when it passes. */
+type Check = (v: unknown) => string | undefined;
+type Rule = { field: string; name: string; check: Check };
+
+// One local part, one domain with at least one dot, no spaces: what people mean by "an email address".
+const EMAIL = RE2JS.compile('^[^\\s@]+@[^\\s@.]+(\\.[^\\s@.]+)+$');
+
+function param(r: RuleSpec, i: number, key: string, required: boolean): number | undefined {
+  const v = r.params[key];
+  if (v === undefined && !required) return undefined;
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw new StepConfigError(`config.rules[${i}].params.${key} must be a number`);
+  return v;
+}
+
+function compileRule(r: RuleSpec, i: number): Rule {
+  const rule = (check: Check): Rule => ({ field: r.field, name: r.rule, check });
+  switch (r.rule) {
+    case 'not_null':
+      return rule((v) => (isNullish(v) ? 'is null' : undefined));
+    case 'regex': {
+      const pattern = r.params.pattern;
+      if (typeof pattern !== 'string') throw new StepConfigError(`config.rules[${i}].params.pattern must be a string`);
+      let re: RE2JS;
+      try {
+        re = RE2JS.compile(pattern);
+      } catch (err) {
+        throw new StepConfigError(`config.rules[${i}].params.pattern ${show(pattern)} is not a linear-time (RE2) regular expression: ${(err as Error).message}`);
+      }
+      return rule((v) => (re.matcher(toText(v)).find() ? undefined : `does not match ${show(pattern)}`));
+    }
+    case 'range': {
+      const min = param(r, i, 'min', false);
+      const max = param(r, i, 'max', false);
+      return rule((v) => {
+        const n = numberOf(v);
+        if (n === undefined) return 'is not a number';
+        if (min !== undefined && n < min) return `is below the minimum ${min}`;
+        if (max !== undefined && n > max) return `is above the maximum ${max}`;
+        return undefined;
+      });
+    }
+    case 'min_length': {
+      const length = param(r, i, 'length', true) as number;
+      return rule((v) => (Array.from(toText(v)).length < length ? `is shorter than ${length} characters` : undefined));
+    }
+    case 'max_length': {
+      const length = param(r, i, 'length', true) as number;
+      return rule((v) => (Array.from(toText(v)).length > length ? `is longer than ${length} characters` : undefined));
+    }
+    case 'email':
+      return rule((v) => (typeof v === 'string' && EMAIL.matcher(v).find() ? undefined : 'is not an email address'));
+    default:
+      throw new StepConfigError(`config.rules[${i}].rule ${show(r.rule)} is not a validate rule`);
+  }
+}
+
+/**
+ * validate: every rule is checked on every row; a row failing any is rejected with every failing
+ * reason. Only `not_null` looks at null/absent values: the other rules pass them (as SQL checks do).
+ * `regex` uses RE2 (re2js: linear time) and matches anywhere in the value (anchor with ^…$).
+ */
+export class ValidateStep implements StepRunner {
+  readonly #rules: Rule[];
+
+  constructor(config: Record<string, unknown>) {
+    this.#rules = rulesOf(config).map(compileRule);
+  }
+
+  reasons(row: Row): string[] {
+    const reasons: string[] = [];
+    for (const rule of this.#rules) {
+      const value = row[rule.field];
+      if (rule.name !== 'not_null' && isNullish(value)) continue;
+      const problem = rule.check(value);
+      if (problem !== undefined) reasons.push(`${rule.name}: ${rule.field} = ${show(value)} ${problem}`);
+    }
+    return reasons;
+  }
+
+  async *run(input: AsyncIterable<Batch>, ctx: StepContext): AsyncIterable<Batch> {
+    for await (const batch of input) {
+      const out: Batch = [];
+      for (const row of batch) {
+        const reasons = this.reasons(row);
+        if (reasons.length > 0) ctx.reject(row, reasons);
+        else out.push(row);
+      }
+      yield out;
+    }
+  }
+}

@@ -1,0 +1,103 @@
+import { ApplyFailedError, ValidationError } from '../errors.ts';
+import { buildSections } from '../kinds/dashboard/charts.ts';
+import { CHARTS_REQUIRED, checkDashboardReferences, sectionsOf, validateDashboard, type DashboardSpec } from '../kinds/dashboard/spec.ts';
+import { importSummary, readDashboard } from '../kinds/dashboard/store.ts';
+import { NEW_ID } from '../kinds/client/plan.ts';
+import { readClient } from '../kinds/client/registry.ts';
+import type { SchemaRegistry } from '../manifest/validator.ts';
+import type { Runtime } from '../runtime.ts';
+import type { Problem } from '../types.ts';
+import type { Principal } from '../auth/principal.ts';
+import { ForbiddenError } from '../errors.ts';
+import { NewManifests } from './new-manifest.ts';
+import { isPlainObject } from '../objects.ts';
+
+export const DASHBOARDS_DIR = 'dashboards';
+
+/** The 201 body of spec 4.2 (without `success`). */
+export interface ImportResult {
+  facadeId: string;
+  experiments: ReturnType<typeof importSummary>;
+}
+
+export interface ImportPlan extends ImportResult {
+  dryRun: true;
+  manifest: string;
+}
+
+type Rec = Record<string, unknown>;
+
+/** Every problem of a payload that needs no store: schema, then the semantic rules. */
+export function payloadProblems(schemas: SchemaRegistry, spec: Rec): Problem[] {
+  const schema = schemas.validate<DashboardSpec>('dashboard', spec);
+  const semantic = validateDashboard(spec, undefined);
+  const all = [...semantic.filter((p) => p.message === CHARTS_REQUIRED), ...(schema.ok ? [] : schema.problems), ...semantic];
+  const seen = new Set<string>();
+  return all.filter((p) => !seen.has(p.message) && seen.add(p.message));
+}
+
+/** Every message already names its field; the list is joined as spec 7 shows. */
+export function invalid(problems: Problem[]): ValidationError {
+  return new ValidationError(problems, problems.map((p) => p.message).join('; '));
+}
+
+/**
+ * Spec 4.2/4.3: validates the payload, submits it as a new Dashboard manifest
+ * (`dashboards/<name>.yaml`, suffixed `-2`, `-3`, … when taken) and answers from the store.
+ */
+export class ImportDashboard {
+  readonly #rt: Runtime;
+  readonly #manifests: NewManifests;
+
+  constructor(opts: { runtime: Runtime }) {
+    this.#rt = opts.runtime;
+    this.#manifests = new NewManifests({ runtime: opts.runtime, kind: 'Dashboard', dir: DASHBOARDS_DIR, fallbackName: 'dashboard' });
+  }
+
+  /** Validates `body` and returns the spec with its defaults, or throws ValidationError / ForbiddenError. */
+  check(body: unknown, caller: Principal): DashboardSpec {
+    if (!isPlainObject(body)) throw invalid([{ path: '', message: 'Request body must be a JSON object' }]);
+    const spec = structuredClone(body);
+    const problems = payloadProblems(this.#rt.schemas, spec);
+    if (problems.length) throw invalid(problems);
+    const valid = spec as unknown as DashboardSpec;
+    this.#assertTenant(valid, caller);
+    const refs = checkDashboardReferences(this.#rt.db, valid);
+    if (refs.length) throw invalid(refs);
+    return valid;
+  }
+
+  /** What an import would create, writing nothing. */
+  async plan(body: unknown, caller: Principal): Promise<ImportPlan> {
+    const spec = this.check(body, caller);
+    const sections = buildSections(sectionsOf(spec)).map((s) => ({ ...s, experimentId: NEW_ID }));
+    return { dryRun: true, manifest: await this.#manifests.peek(spec.name), facadeId: NEW_ID, experiments: importSummary(sections) };
+  }
+
+  async run(body: unknown, caller: Principal): Promise<ImportResult> {
+    this.check(body, caller);
+    const spec = body as Rec & { name: string };
+    return this.#manifests.submit({
+      displayName: spec.name,
+      kind: 'Dashboard',
+      spec,
+      caller,
+      message: `import dashboard ${spec.name}`,
+      accept: (result) => {
+        if (result.phase === 'Invalid') throw new ValidationError([], result.message);
+        if (result.phase !== 'Synced') throw new ApplyFailedError(result);
+        const facadeId = String(result.resourceIds.facadeId);
+        const view = readDashboard(this.#rt.db, facadeId);
+        if (!view) throw new ApplyFailedError(result, `apply: facade ${facadeId} was not stored`);
+        return { facadeId, experiments: importSummary(view.sections) };
+      },
+    });
+  }
+
+  #assertTenant(spec: DashboardSpec, caller: Principal): void {
+    if (!caller.clientScope) return;
+    if (readClient(this.#rt.db, caller.clientScope)?.connection_id !== spec.dataSource.dbId) {
+      throw new ForbiddenError(`API key is scoped to client ${caller.clientScope}: dataSource.dbId must be that client's connection`);
+    }
+  }
+}

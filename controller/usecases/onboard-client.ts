@@ -1,0 +1,70 @@
+import { ApplyFailedError, StepError, ValidationError } from '../errors.ts';
+import { clientApplier } from '../kinds/client/applier.ts';
+import { planOnboarding, type OnboardingPlan } from '../kinds/client/plan.ts';
+import { onboardView, readClient, type OnboardedClient } from '../kinds/client/registry.ts';
+import { parseOnboardingPackage } from '../kinds/client/rules.ts';
+import type { ClientSpec } from '../kinds/client/types.ts';
+import type { Runtime } from '../runtime.ts';
+import type { Manifest } from '../types.ts';
+import type { Principal } from '../auth/principal.ts';
+import { assertTenant } from './tenant.ts';
+
+/** Where the API records a client's desired state: one manifest per client, named by its ID. */
+export const clientManifestPath = (clientId: string): string => `clients/${clientId}.yaml`;
+
+export type OnboardOutcome =
+  | { status: 'COMPLETED' | 'ALREADY_EXISTS'; client: OnboardedClient }
+  | { status: 'DRY_RUN'; plan: OnboardingPlan };
+
+/**
+ * Spec 4.1: validate the onboarding package; under the client's lock answer ALREADY_EXISTS for an
+ * ACTIVE client, or submit `clients/<ID>.yaml`: COMPLETED, or a 422 FAILED with the manifest
+ * withdrawn again (all or nothing). A dry run plans only.
+ */
+export class OnboardClient {
+  readonly #rt: Runtime;
+
+  constructor(opts: { runtime: Runtime }) {
+    this.#rt = opts.runtime;
+  }
+
+  async run(body: unknown, caller: Principal, opts: { dryRun?: boolean } = {}): Promise<OnboardOutcome> {
+    const rt = this.#rt;
+    const { raw, spec } = parseOnboardingPackage(rt.schemas, body);
+    const clientId = spec.clientId;
+    assertTenant(caller, clientId);
+    const manifest: Manifest = { apiVersion: 'bi.controller/v1', kind: 'Client', metadata: { name: clientId }, spec: raw };
+    return rt.locks.run(`Client/${clientId}`, async (): Promise<OnboardOutcome> => {
+      const existing = readClient(rt.db, clientId);
+      if (existing?.status === 'ACTIVE') return { status: 'ALREADY_EXISTS', client: onboardView(existing) };
+      if (opts.dryRun) {
+        const planned = planOnboarding({ db: rt.db, applier: clientApplier, manifest: { ...manifest, spec } as Manifest<ClientSpec>, actor: caller.userId, now: rt.clock() });
+        if (!planned.ok) throw new StepError(planned.error.step, planned.error.reason, { dryRun: true, status: 'FAILED' });
+        return { status: 'DRY_RUN', plan: planned.plan };
+      }
+      const result = await rt.submitter.submit({ relPath: clientManifestPath(clientId), manifest, caller, message: `onboard client ${clientId}` });
+      const row = readClient(rt.db, clientId);
+      if (result.phase === 'Synced' && row?.status === 'ACTIVE') return { status: 'COMPLETED', client: onboardView(row) };
+      if (result.phase === 'Invalid') throw new ValidationError([], `Validation failed: ${result.message}`);
+      const client = row && row.status === 'FAILED' ? onboardView(row) : failedView(spec, caller.userId, rt.clock().toISOString());
+      throw new ApplyFailedError(result, result.message, { status: 'FAILED', client });
+    });
+  }
+}
+
+/** The FAILED client of a 422 when no audit row could be read back. */
+function failedView(spec: ClientSpec, userId: string, at: string): OnboardedClient {
+  return {
+    clientId: spec.clientId,
+    clientName: spec.clientName,
+    connectionId: spec.connectionId,
+    modelId: null,
+    vdmIds: [],
+    facadeIds: [],
+    experimentIds: [],
+    coreModelId: spec.coreModelId,
+    status: 'FAILED',
+    onboardedBy: userId,
+    onboardedDate: at,
+  };
+}

@@ -1,0 +1,85 @@
+import { ApplyFailedError, formatProblem, ValidationError } from '../errors.ts';
+import type { ConnectionSpec } from '../kinds/connection/applier.ts';
+import type { Runtime } from '../runtime.ts';
+import { secretTarget } from '../secrets/target.ts';
+import type { SecretStore } from '../secrets/store.ts';
+import { IdAllocator } from '../store/ids.ts';
+import type { Manifest, Problem } from '../types.ts';
+import { safeManifestPath } from '../writers/paths.ts';
+import type { Principal } from '../auth/principal.ts';
+
+/** The connection fields of a form, with the typed password kept apart from the spec. */
+export interface ConnectionInput {
+  spec: Partial<ConnectionSpec>;
+  password?: string;
+  secretRef?: string;
+}
+
+export interface SavedConnection {
+  created: boolean;
+  connectionId: string;
+  secretRef?: string;
+  path: string;
+  phase: 'Synced';
+}
+
+/** A 400 in the onboarding endpoint's style: `Validation failed: a; b`. */
+export function validationFailed(problems: Problem[]): ValidationError {
+  return new ValidationError(problems, `Validation failed: ${problems.map(formatProblem).join('; ')}`);
+}
+
+/**
+ * The settings UI's data source: a Connection manifest (`connections/<connectionId>.yaml`)
+ * through the one submit path; a typed password goes to the secret store and the manifest
+ * gets its `secretRef`. A new connection that does not apply is withdrawn with its secret.
+ */
+export class SaveConnection {
+  readonly #rt: Runtime;
+  readonly #secrets: SecretStore;
+  readonly #ids: IdAllocator;
+
+  constructor(opts: { runtime: Runtime; secrets: SecretStore }) {
+    this.#rt = opts.runtime;
+    this.#secrets = opts.secrets;
+    this.#ids = new IdAllocator({ db: opts.runtime.db, clock: opts.runtime.clock });
+  }
+
+  async run(input: ConnectionInput, caller: Principal): Promise<SavedConnection> {
+    const rt = this.#rt;
+    const { spec, password, secretRef } = input;
+    if (secretRef && !this.#secrets.has(secretRef)) throw validationFailed([{ path: 'secretRef', message: `secretRef ${secretRef} does not exist` }]);
+    // A stored password is only ever sent to the target it was stored with.
+    const target = secretTarget({ ...spec, vendor: spec.vendor ?? 'SNOWFLAKE' });
+    const rerouted = secretRef && !password ? this.#secrets.refusal(secretRef, target) : undefined;
+    if (rerouted) throw validationFailed([{ path: 'secretRef', message: rerouted }]);
+    const connectionId = spec.connectionId ?? rt.db.transaction(() => this.#ids.next('connection'))();
+    const relPath = `connections/${connectionId}.yaml`;
+    safeManifestPath(rt.source.root, relPath);
+    const key = `Connection/${connectionId}`;
+    return rt.locks.run(key, async () => {
+      const existed = await rt.writer.exists(relPath);
+      const manifestSpec = { ...(spec as ConnectionSpec), connectionId, ...(secretRef ? { secretRef } : {}) };
+      const checked = rt.schemas.validate<ConnectionSpec>('connection', structuredClone(manifestSpec));
+      if (!checked.ok) throw validationFailed(checked.problems);
+      const stored = password
+        ? this.#secrets.put(password, { target, label: key, createdBy: caller.userId, ...(secretRef ? { secretId: secretRef.slice('secret:'.length) } : {}) })
+        : undefined;
+      const ref = stored?.secretRef ?? secretRef;
+      const manifest: Manifest<ConnectionSpec> = {
+        apiVersion: 'bi.controller/v1',
+        kind: 'Connection',
+        metadata: { name: connectionId, labels: { 'bi.controller/created-by': 'settings-ui' } },
+        spec: { ...manifestSpec, ...(ref ? { secretRef: ref } : {}) },
+      };
+      const message = `${existed ? 'update' : 'add'} connection ${connectionId}`;
+      const result = await rt.submitter.submit({ relPath, manifest: manifest as unknown as Manifest, caller, message, withdrawOnFailure: !existed });
+      if (result.phase !== 'Synced') {
+        if (!existed && stored && !secretRef) this.#secrets.remove(stored.secretRef);
+        const text = result.message || `${key} is ${result.phase}`;
+        if (result.phase === 'Invalid') throw new ValidationError([], text);
+        throw new ApplyFailedError(result, text);
+      }
+      return { created: !existed, connectionId, ...(ref ? { secretRef: ref } : {}), path: relPath, phase: 'Synced' };
+    });
+  }
+}

@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { ValidateStep } from '../../../../controller/runs/engine/steps/validate.ts';
+import { runStep } from './harness.ts';
+
+describe('validate step', () => {
+  it('rejects a row failing any rule with every failing reason', async () => {
+    const step = new ValidateStep({
+      rules: [
+        { field: 'id', rule: 'not_null' },
+        { field: 'email', rule: 'email' },
+        { field: 'age', rule: 'range', params: { min: 0, max: 120 } },
+        { field: 'code', rule: 'regex', params: { pattern: '^[A-Z]{3}$' } },
+        { field: 'name', rule: 'min_length', params: { length: 2 } },
+        { field: 'name', rule: 'max_length', params: { length: 5 } },
+      ],
+    });
+    const good = { id: 1, email: 'a@b.co', age: 120, code: 'ABC', name: 'Ada' };
+    const bad = { id: null, email: 'nope', age: 121, code: 'abcd', name: 'Adalbert' };
+    const { out, rejects } = await runStep(step, [[good, bad]]);
+    expect(out).toEqual([good]);
+    expect(rejects).toEqual([
+      {
+        row: bad,
+        reasons: [
+          'not_null: id = null is null',
+          'email: email = "nope" is not an email address',
+          'range: age = 121 is above the maximum 120',
+          'regex: code = "abcd" does not match "^[A-Z]{3}$"',
+          'max_length: name = "Adalbert" is longer than 5 characters',
+        ],
+      },
+    ]);
+  });
+
+  it('range bounds are inclusive and each optional; rules other than not_null pass null values', () => {
+    const step = new ValidateStep({ rules: [{ field: 'n', rule: 'range', params: { min: 1 } }, { field: 'm', rule: 'email' }] });
+    expect(step.reasons({ n: 1, m: null })).toEqual([]);
+    expect(step.reasons({ n: 0.5 })).toEqual(['range: n = 0.5 is below the minimum 1']);
+    expect(step.reasons({ n: 'x' })).toEqual(['range: n = "x" is not a number']);
+  });
+
+  it('regex runs in linear time (RE2): a catastrophic pattern for backtracking engines stays fast', () => {
+    const step = new ValidateStep({ rules: [{ field: 's', rule: 'regex', params: { pattern: '^(a+)+$' } }] });
+    const started = performance.now();
+    expect(step.reasons({ s: `${'a'.repeat(50_000)}!` })).toHaveLength(1);
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+
+  it('a pattern RE2 cannot run (lookahead, backreference) fails the step with a clear message', () => {
+    expect(() => new ValidateStep({ rules: [{ field: 's', rule: 'regex', params: { pattern: '(?=a)a' } }] })).toThrow(/not a linear-time \(RE2\) regular expression/);
+  });
+});
