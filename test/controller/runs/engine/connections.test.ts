@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { StoreConnectionResolver } from '../../../../controller/runs/engine/connections.ts';
 import { SecretStore } from '../../../../controller/secrets/store.ts';
 import { openStore } from '../../../../controller/store/db.ts';
+import { secretTarget } from '../../../../controller/secrets/target.ts';
 
 function store() {
   const db = openStore(':memory:');
@@ -36,7 +37,7 @@ describe('StoreConnectionResolver', () => {
 
   it('decrypts a secretRef; no credential at all means trust auth (no password)', () => {
     const { db, secrets, add } = store();
-    const { secretRef } = secrets.put('from-the-vault');
+    const { secretRef } = secrets.put('from-the-vault', { target: secretTarget({ vendor: 'POSTGRESQL', host: '127.0.0.1', port: 5432 }) });
     add('PG2', { account_url: 'postgresql://127.0.0.1:5432', secret_ref: secretRef });
     add('PG3', { account_url: 'postgresql://127.0.0.1' });
     const r = new StoreConnectionResolver({ db, secrets });
