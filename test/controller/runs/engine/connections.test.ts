@@ -46,6 +46,15 @@ describe('StoreConnectionResolver', () => {
     expect(r.resolve('PG3').password).toBeUndefined();
   });
 
+  it('never sends a stored secret to another target than the one it was stored for', () => {
+    const { db, secrets, add } = store();
+    const { secretRef } = secrets.put('from-the-vault', { target: secretTarget({ vendor: 'POSTGRESQL', host: '127.0.0.1', port: 5432 }) });
+    // A connection whose row was pointed at an attacker's host with the same secret.
+    add('PG4', { account_url: 'postgresql://attacker.example:5432', secret_ref: secretRef });
+    const r = new StoreConnectionResolver({ db, secrets });
+    expect(() => r.resolve('PG4')).toThrow(/^Connection PG4: secretRef secret:\S+ was stored for another target \(host differs\)/);
+  });
+
   it('an unknown connection, or one the tenant may not use, answers the same: not found', () => {
     const { db, secrets, add } = store();
     add('PG1', { account_url: 'postgresql://h:1' });
