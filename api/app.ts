@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { ROOT } from '../controller/paths.ts';
+import { trustFunction, type ServerTimeouts, type TrustProxy } from '../controller/config.ts';
 import type { Logger } from '../controller/log.ts';
 import type { Runtime } from '../controller/runtime.ts';
 import { ValidationError } from '../controller/errors.ts';
@@ -18,11 +19,20 @@ export interface AppOptions {
   logger?: Logger;
   /** Maximum request body in bytes (413 beyond). */
   bodyLimit?: number;
-  /** Trust X-Forwarded-* (behind a proxy): decides `Secure` cookies. */
-  trustProxy?: boolean;
+  /** Proxies trusted with X-Forwarded-* (client address, `Secure` cookies); `true` = one hop. */
+  trustProxy?: TrustProxy | boolean;
+  /** Connection timeouts (the listening server passes the configured ones; inject needs none). */
+  timeouts?: ServerTimeouts;
 }
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The answer carries a secret or a token (login, refresh, key or user creation): sent with
+     * `Cache-Control: no-store`, whatever the status, so no cache or history keeps it.
+     */
+    noStore?: boolean;
+  }
   interface FastifyInstance {
     runtime: Runtime;
     registeredRoutes: { method: string; url: string }[];
@@ -42,13 +52,27 @@ class RequestLog extends LogController {
   }
 }
 
+/**
+ * Node checks header and request deadlines on an interval (30 s by default, which would let a
+ * 1 s deadline last 31 s); checked every second (or faster for shorter deadlines) instead.
+ */
+function timeoutOptions(t: ServerTimeouts) {
+  return {
+    connectionTimeout: t.idleMs,
+    keepAliveTimeout: t.keepAliveMs,
+    requestTimeout: t.requestMs,
+    http: { headersTimeout: t.headersMs, requestTimeout: t.requestMs, connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(t.headersMs / 4))) },
+  };
+}
+
 /** Builds the HTTP app without listening, so tests drive it with `app.inject()`. */
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: opts.logger,
     logController: new RequestLog(),
     bodyLimit: opts.bodyLimit ?? opts.runtime.config.bodyLimit,
-    trustProxy: opts.trustProxy ?? false,
+    trustProxy: trustFunction(opts.trustProxy === true ? { hops: 1 } : (opts.trustProxy ?? false)),
+    ...(opts.timeouts ? timeoutOptions(opts.timeouts) : {}),
     ajv: { customOptions: { allErrors: true } },
   }) as unknown as FastifyInstance;
   app.decorate('runtime', opts.runtime);
@@ -58,6 +82,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.addHook('onRoute', (r) => {
     assertAuthDeclared(r);
     for (const method of [r.method].flat()) if (method !== 'HEAD') registered.push({ method, url: r.url });
+  });
+  app.addHook('onRequest', async (req, reply) => {
+    if (req.routeOptions.config?.noStore) void reply.header('cache-control', 'no-store');
   });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);

@@ -4,6 +4,8 @@ import { createLogger } from '../controller/log.ts';
 import { Runtime } from '../controller/runtime.ts';
 import type { SyncReport } from '../controller/reconciler/types.ts';
 import { redactUrl } from '../controller/sources/git.ts';
+import { checkDataDirPlacement, checkStoreSource } from '../controller/store/source.ts';
+import { removeStaleTempFiles } from '../controller/writers/directory.ts';
 import { buildApp } from './app.ts';
 
 export interface Server {
@@ -26,17 +28,26 @@ async function bootstrapAuth(runtime: Runtime): Promise<void> {
   await auth.warmUp();
 }
 
+/** How long a stop lets requests finish before it kills the git processes they wait on. */
+const DRAIN_GRACE_MS = 3000;
+
 /** `bictl serve`: the runtime, its first sync, the HTTP API on HOST:PORT. */
 export async function startServer(config: Config): Promise<Server> {
   const log = createLogger({ level: config.logLevel });
+  checkDataDirPlacement(config);
   const runtime = new Runtime({ config, log });
   try {
+    checkStoreSource(runtime.db, config, { record: true, adopt: config.adoptSource });
+    if (!config.git) {
+      const removed = await removeStaleTempFiles(runtime.source.root);
+      if (removed.length) log.warn({ files: removed.length, first: removed[0] }, 'removed temp files left by a crash');
+    }
     await bootstrapAuth(runtime);
   } catch (err) {
     await runtime.stop();
     throw err;
   }
-  const app = await buildApp({ runtime, logger: log, trustProxy: config.trustProxy });
+  const app = await buildApp({ runtime, logger: log, trustProxy: config.trustProxy, timeouts: config.timeouts });
   const url = await app.listen({ host: config.host, port: config.port });
   runtime.runs.listening(Number(new URL(url).port));
   log.info({ url, manifests: runtime.source.root, db: config.dbPath, git: config.git ? `${redactUrl(config.git.url)}#${config.git.branch}` : undefined }, 'listening');
@@ -61,8 +72,16 @@ export async function startServer(config: Config): Promise<Server> {
     url,
     close: () =>
       (closing ??= (async () => {
+        // Requests drain for a while; then the source stops, killing git processes still
+        // waiting on a remote that does not answer, so neither a hanging push nor a first sync
+        // that cannot finish holds the stop.
+        const drained = app.close();
+        let grace: NodeJS.Timeout | undefined;
+        await Promise.race([drained, new Promise<void>((resolve) => (grace = setTimeout(resolve, DRAIN_GRACE_MS)))]);
+        clearTimeout(grace);
+        await runtime.source.stop();
+        await drained;
         await started;
-        await app.close();
         await runtime.stop();
       })()),
   };

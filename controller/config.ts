@@ -1,4 +1,7 @@
 import { resolve } from 'node:path';
+import proxyAddr from '@fastify/proxy-addr';
+
+const compileTrust = (proxies: readonly string[]) => proxyAddr.compile([...proxies]);
 
 /** Everything the process can be told, from the environment (flags of `bictl` override it). */
 export interface Config {
@@ -10,8 +13,13 @@ export interface Config {
   dataDir: string;
   bodyLimit: number;
   logLevel: string;
-  /** Behind a TLS-terminating proxy: trust X-Forwarded-* (session cookies get `Secure`). */
-  trustProxy: boolean;
+  /**
+   * Which proxies in front are trusted with X-Forwarded-For/-Proto (client address for login
+   * limits, `Secure` cookies): none, the nearest `hops`, or the ones at these addresses/CIDRs.
+   */
+  trustProxy: TrustProxy;
+  /** Connection timeouts (ms), applied where the server listens. */
+  timeouts: ServerTimeouts;
   adminUser?: string;
   adminPassword?: string;
   secretKey?: string;
@@ -20,6 +28,8 @@ export interface Config {
   git?: GitConfig;
   /** BI_RUN_CONCURRENCY: pipeline runs executing at once in this process (more wait queued). */
   runConcurrency: number;
+  /** `--adopt-source`: make the configured source the store's own (see store/source.ts). */
+  adoptSource?: boolean;
   /** BI_PIPELINE_FILES_DIR: file sources and custom reconcile mappings are read below it only. */
   pipelineFilesDir: string;
   /** BI_PIPELINE_EGRESS: hosts (`host` or `host:port`) pipelines may reach; empty = any but the forbidden ones. */
@@ -38,6 +48,22 @@ export interface AuthConfig {
   /** BI_SESSION_MAX_AGE: a session never outlives this from login. */
   absoluteMs?: number;
 }
+
+/** `BI_TRUST_PROXY`: `false`; a hop count (`true` = 1); or proxy addresses / CIDRs / `loopback`… */
+export type TrustProxy = false | { hops: number } | { proxies: readonly string[] };
+
+export interface ServerTimeouts {
+  /** The request line and headers must be in within this (slowloris). */
+  headersMs: number;
+  /** The whole request, body included, must be in within this. */
+  requestMs: number;
+  /** A keep-alive connection with no request in flight is closed after this. */
+  keepAliveMs: number;
+  /** A socket with no bytes either way for this long is closed (a stalled upload or reader). */
+  idleMs: number;
+}
+
+export const DEFAULT_TIMEOUTS: ServerTimeouts = { headersMs: 30_000, requestMs: 120_000, keepAliveMs: 5_000, idleMs: 60_000 };
 
 export interface GitConfig {
   url: string;
@@ -64,6 +90,42 @@ export function parseDuration(v: string | undefined, fallbackMs: number): number
   return Math.round(Number(m[1]) * unit);
 }
 
+/**
+ * Reads `BI_TRUST_PROXY`. `true` means one hop: the address the one proxy in front saw (the last
+ * X-Forwarded-For entry), never the entries a client wrote before it. Addresses are checked here,
+ * so a typo stops the start instead of trusting nobody (or everybody) silently.
+ */
+export function parseTrustProxy(v: string | undefined): TrustProxy {
+  const text = (v ?? '').trim();
+  if (!text || /^(0|false|no)$/i.test(text)) return false;
+  if (/^(true|yes)$/i.test(text)) return { hops: 1 };
+  if (/^\d+$/.test(text)) return { hops: Number(text) };
+  const proxies = text.split(',').map((p) => p.trim()).filter(Boolean);
+  try {
+    compileTrust(proxies);
+  } catch (err) {
+    throw new Error(`BI_TRUST_PROXY: ${(err as Error).message} (expected true, false, a hop count, or proxy addresses/CIDRs separated by commas)`);
+  }
+  return { proxies };
+}
+
+/** Whether the `i`-th address from the socket (0 = the peer itself) is a trusted proxy. */
+export function trustFunction(trust: TrustProxy): ((addr: string, i: number) => boolean) | false {
+  if (trust === false) return false;
+  if ('hops' in trust) {
+    const hops = trust.hops;
+    return (_addr, i) => i < hops;
+  }
+  return compileTrust(trust.proxies);
+}
+
+function positiveMs(name: string, v: string | undefined, fallback: number): number {
+  if (v === undefined || v === '') return fallback;
+  const ms = parseDuration(v, Number.NaN);
+  if (!Number.isFinite(ms) || ms <= 0) throw new Error(`${name}: expected a duration such as 30s or 2m, got ${JSON.stringify(v)}`);
+  return ms;
+}
+
 function authConfig(env: NodeJS.ProcessEnv): AuthConfig {
   const out: AuthConfig = {};
   const rate = Number(env.BI_API_KEY_RATE_LIMIT);
@@ -88,6 +150,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
         authorEmail: env.BI_GIT_AUTHOR_EMAIL || 'bi-controller@users.noreply.bi-controller.local',
       }
     : undefined;
+  const timeouts: ServerTimeouts = {
+    headersMs: positiveMs('BI_HEADERS_TIMEOUT', env.BI_HEADERS_TIMEOUT, DEFAULT_TIMEOUTS.headersMs),
+    requestMs: positiveMs('BI_REQUEST_TIMEOUT', env.BI_REQUEST_TIMEOUT, DEFAULT_TIMEOUTS.requestMs),
+    keepAliveMs: positiveMs('BI_KEEP_ALIVE_TIMEOUT', env.BI_KEEP_ALIVE_TIMEOUT, DEFAULT_TIMEOUTS.keepAliveMs),
+    idleMs: positiveMs('BI_IDLE_TIMEOUT', env.BI_IDLE_TIMEOUT, DEFAULT_TIMEOUTS.idleMs),
+  };
+  if (timeouts.headersMs > timeouts.requestMs) throw new Error('BI_HEADERS_TIMEOUT must not be longer than BI_REQUEST_TIMEOUT');
   return {
     host: env.HOST || '127.0.0.1',
     port: num(env.PORT, 8080),
@@ -96,7 +165,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     dataDir: resolve(dbPath, '..'),
     bodyLimit: num(env.BI_BODY_LIMIT, 1024 * 1024),
     logLevel: env.BI_LOG_LEVEL || 'info',
-    trustProxy: /^(1|true|yes)$/i.test(env.BI_TRUST_PROXY ?? ''),
+    trustProxy: parseTrustProxy(env.BI_TRUST_PROXY),
+    timeouts,
     adminUser: env.BI_ADMIN_USER || undefined,
     adminPassword: env.BI_ADMIN_PASSWORD || undefined,
     secretKey: env.BI_SECRET_KEY || undefined,

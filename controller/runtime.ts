@@ -21,6 +21,7 @@ import { openStore, type Store } from './store/db.ts';
 import type { Applier, Clock, ManifestSource, ManifestWriter } from './types.ts';
 import { ManifestSubmitter } from './usecases/submit.ts';
 import { Authorizer } from './authz/index.ts';
+import { RegistrySearch } from './kinds/client/search.ts';
 import { DirectoryWriter } from './writers/directory.ts';
 import { GitWriter } from './writers/git.ts';
 import { UnavailableError } from './errors.ts';
@@ -82,6 +83,8 @@ export class Runtime {
   readonly auth: AuthService;
   /** The one authorization module: "may principal P do action A on object O". */
   readonly authz: Authorizer;
+  /** Registry search: pattern matching in worker threads with a hard time limit. */
+  readonly search: RegistrySearch;
   readonly #shutdown: ShutdownHook[] = [];
   #stopped = false;
   /** API writes in flight: stop() lets them finish before the store closes. */
@@ -94,6 +97,8 @@ export class Runtime {
     this.db = openStore(opts.config.dbPath);
     this.schemas = new SchemaRegistry();
     this.authz = new Authorizer({ db: this.db });
+    this.search = new RegistrySearch({ db: this.db });
+    this.onShutdown(() => this.search.close());
     this.auth = new AuthService({ db: this.db, clock: this.clock, log: this.log, settings: { ...authSettingsOf(opts.config.auth), ...opts.auth } });
     this.onShutdown(() => this.auth.close());
     const git = opts.source ? undefined : this.#gitParts(opts);

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { parseIsoDate } from '../../controller/dates.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../controller/errors.ts';
 import { isClientId } from '../../controller/kinds/client/rules.ts';
 import type { Problem } from '../../controller/types.ts';
@@ -7,7 +8,6 @@ import { ADMIN_REQUIRED, Authorizer } from '../../controller/authz/index.ts';
 import { principalOf } from '../auth/principal.ts';
 import { apiKeySchemas } from '../schemas/auth.ts';
 
-const ISO_8601 = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
 interface CreateKeyBody {
   label: string;
@@ -35,10 +35,10 @@ export function parseCreateKey(body: unknown, now: Date): CreateKeyBody {
   }
   if (typeof b.targetUserId === 'string' && b.targetUserId) out.targetUserId = b.targetUserId;
   if (typeof b.expiresAt === 'string' && b.expiresAt) {
-    const at = Date.parse(b.expiresAt);
-    if (!ISO_8601.test(b.expiresAt) || Number.isNaN(at)) problems.push({ path: 'expiresAt', message: 'must be an ISO 8601 date-time' });
-    else if (at <= now.getTime()) problems.push({ path: 'expiresAt', message: 'must be in the future' });
-    else out.expiresAt = new Date(at).toISOString();
+    const at = parseIsoDate(b.expiresAt);
+    if (!at) problems.push({ path: 'expiresAt', message: 'must be an ISO 8601 date-time' });
+    else if (at.getTime() <= now.getTime()) problems.push({ path: 'expiresAt', message: 'must be in the future' });
+    else out.expiresAt = at.toISOString();
   }
   if (typeof b.clientId === 'string' && b.clientId) {
     const clientId = b.clientId.trim().toUpperCase();
@@ -57,7 +57,7 @@ export default async function apiKeyRoutes(app: FastifyInstance): Promise<void> 
   const session = requireSession(app);
   const authz = new Authorizer({ db: app.runtime.db });
 
-  app.post<{ Params: { userId: string } }>('/v1/api-keys/:userId', { preHandler: session, schema: apiKeySchemas.create }, async (req, reply) => {
+  app.post<{ Params: { userId: string } }>('/v1/api-keys/:userId', { preHandler: session, config: { noStore: true }, schema: apiKeySchemas.create }, async (req, reply) => {
     const me = principalOf(req);
     const auth = app.runtime.auth;
     const body = parseCreateKey(req.body, app.runtime.clock());

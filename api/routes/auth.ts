@@ -8,6 +8,7 @@ import { PUBLIC_ROUTE, requireSession } from '../auth/guards.ts';
 import { authSchemas } from '../schemas/auth.ts';
 
 const INVALID_LOGIN = { success: false, error: 'Invalid username or password' } as const;
+const LOGINS_BUSY = { success: false, error: 'Too many logins in progress; retry in 1 s' } as const;
 const SESSION_REQUIRED = { success: false, error: 'Session required' } as const;
 
 function loginBody(body: unknown): { username: string; password: string } {
@@ -50,7 +51,7 @@ function clearCookies(req: FastifyRequest, reply: FastifyReply): void {
  * refresh (rotates ATN, RTN and the CSRF token), logout (revoked in the store).
  */
 export default async function authRoutes(app: FastifyInstance): Promise<void> {
-  app.post('/v1/auth/login', { config: PUBLIC_ROUTE, schema: authSchemas.login }, async (req, reply) => {
+  app.post('/v1/auth/login', { config: { ...PUBLIC_ROUTE, noStore: true }, schema: authSchemas.login }, async (req, reply) => {
     const { username, password } = loginBody(req.body);
     const result = await app.runtime.auth.login(username, password, req.ip);
     if (!result.ok) {
@@ -61,6 +62,9 @@ export default async function authRoutes(app: FastifyInstance): Promise<void> {
           .header('retry-after', String(result.retryAfterSeconds))
           .send({ success: false, error: `Too many failed logins; retry in ${result.retryAfterSeconds} s` });
       }
+      if (result.status === 503) {
+        return reply.status(503).header('retry-after', String(result.retryAfterSeconds)).send(LOGINS_BUSY);
+      }
       req.log.info({ username }, 'login refused');
       return reply.status(401).send(INVALID_LOGIN);
     }
@@ -70,7 +74,7 @@ export default async function authRoutes(app: FastifyInstance): Promise<void> {
     return { success: true, userId: result.user.userId, csrfToken: result.tokens.csrfToken };
   });
 
-  app.post('/v1/auth/refresh', { config: PUBLIC_ROUTE, schema: authSchemas.refresh }, async (req, reply) => {
+  app.post('/v1/auth/refresh', { config: { ...PUBLIC_ROUTE, noStore: true }, schema: authSchemas.refresh }, async (req, reply) => {
     const refreshToken = readCookie(req, REFRESH_COOKIE);
     const result = refreshToken ? app.runtime.auth.sessions.refresh(refreshToken) : undefined;
     if (!result?.ok) {

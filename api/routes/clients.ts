@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import { Authorizer } from '../../controller/authz/index.ts';
 import { NotFoundError } from '../../controller/errors.ts';
 import { exportClient } from '../../controller/kinds/client/export.ts';
 import { listClients, parseListQuery } from '../../controller/kinds/client/listing.ts';
@@ -16,7 +15,7 @@ import { principalOf } from '../auth/principal.ts';
  */
 export default async function clientRoutes(app: FastifyInstance): Promise<void> {
   const session = { preHandler: requireSession(app) };
-  const authz = new Authorizer({ db: app.runtime.db });
+  const authz = app.runtime.authz;
   const visibleClient = (req: Parameters<typeof principalOf>[0], clientId: string): string => {
     if (!authz.can(principalOf(req), 'read', { kind: 'client', clientId })) throw new NotFoundError(`Client ${clientId} not found`);
     return clientId;
@@ -25,7 +24,7 @@ export default async function clientRoutes(app: FastifyInstance): Promise<void> 
   app.get('/v1/bi/admin/clients/:userId', { ...session, schema: clientSchemas.list }, async (req) => {
     const query = parseListQuery((req.query ?? {}) as Record<string, unknown>);
     const tenants = authz.tenants(principalOf(req));
-    const page = listClients(app.runtime.db, query, tenants === 'all' ? undefined : tenants);
+    const page = await listClients(app.runtime.db, query, app.runtime.search, tenants === 'all' ? undefined : tenants);
     return { success: true, data: page.data, pagination: page.pagination };
   });
 

@@ -95,6 +95,7 @@ export default async function reconcilerRoutes(app: FastifyInstance): Promise<vo
       revision: git ? git.revision : null,
       ready: rt.reconciler.ready,
       pruneBlocked: rt.reconciler.pruneBlocked ?? null,
+      ...(git?.lastError ? { gitError: git.lastError } : {}),
       items: rt.reconciler
         .listStatus(filter)
         .filter((s) => authz.can(caller, 'read', { kind: 'manifest', key: s.key }))

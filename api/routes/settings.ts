@@ -5,6 +5,7 @@ import { NotFoundError, ValidationError } from '../../controller/errors.ts';
 import type { ConnectionSpec } from '../../controller/kinds/connection/applier.ts';
 import { VENDORS } from '../../controller/generated/schema-constants.ts';
 import { SecretStore } from '../../controller/secrets/store.ts';
+import { secretTarget } from '../../controller/secrets/target.ts';
 import { isIdOf } from '../../controller/store/ids.ts';
 import type { Problem } from '../../controller/types.ts';
 import { SaveConnection, validationFailed, type ConnectionInput } from '../../controller/usecases/save-connection.ts';
@@ -117,6 +118,9 @@ export default async function settings(app: FastifyInstance, opts: SettingsOptio
 
   app.post('/v1/bi/admin/test-connection/:userId', { ...admin, schema: settingsSchemas.testConnection }, async (req) => {
     const { spec, password, secretRef } = readConnectionBody(req.body, { requireName: false });
+    // A stored password only ever goes to the target it was stored for: nothing is sent otherwise.
+    const refused = !password && secretRef ? secrets.refusal(secretRef, secretTarget({ ...spec, vendor: spec.vendor ?? 'SNOWFLAKE' })) : undefined;
+    if (refused) throw new ValidationError([{ path: 'secretRef', message: refused }], refused);
     const typed = password ?? (secretRef ? secrets.reveal(secretRef) : undefined);
     const target: ConnectionTarget = { ...spec, vendor: spec.vendor ?? 'SNOWFLAKE', password: typed };
     const result = await testConnection(target, { timeoutMs: opts.testTimeoutMs ?? DEFAULT_TEST_TIMEOUT_MS });

@@ -15,6 +15,7 @@ export const authSchemas = {
       400: answer('ErrorBody', 'Missing username or password, or a malformed body'),
       401: answer('ErrorBody', 'Invalid username or password'),
       429: { ...answer('ErrorBody', 'Too many failed logins from this address or for this user'), headers: { 'retry-after': { type: 'integer', minimum: 1 } } },
+      503: { ...answer('ErrorBody', 'Too many logins in progress; retry in 1 s'), headers: { 'retry-after': { type: 'integer', minimum: 1 } } },
     },
   }),
   refresh: route({

@@ -70,6 +70,24 @@ export class WindowCounter {
     return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((w.resetAt - this.#clock().getTime()) / 1000)) };
   }
 
+  /**
+   * Checks and counts one attempt in one step: under concurrency every attempt past the limit
+   * is refused, however many are in flight. `release` takes back an attempt that did not fail.
+   */
+  reserve(key: string): Admission {
+    const admission = this.check(key);
+    if (admission.ok) this.record(key);
+    return admission;
+  }
+
+  /** Takes back one reserved attempt (it succeeded, or was never tried). */
+  release(key: string): void {
+    const w = this.#current(key);
+    if (!w) return;
+    w.count -= 1;
+    if (w.count <= 0) this.#windows.delete(key);
+  }
+
   record(key: string): void {
     const now = this.#clock().getTime();
     const w = this.#current(key);

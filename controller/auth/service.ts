@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import type { Database } from 'better-sqlite3';
 import { realScheduler, type Cancel, type Scheduler } from '../clock.ts';
 import type { AuthConfig } from '../config.ts';
@@ -7,6 +8,7 @@ import type { Clock } from '../types.ts';
 import { isWellFormedApiKey } from './api-key-text.ts';
 import { ApiKeyStore, type ApiKeyInfo, type ApiKeyRecord } from './api-keys.ts';
 import { hashPassword, verifyPassword, type ScryptCost } from './passwords.ts';
+import { Semaphore } from '../semaphore.ts';
 import { TokenBuckets, WindowCounter } from './rate-limit.ts';
 import { sha256 } from '../hash.ts';
 import { SessionStore, type SessionTokens, type SessionTtls } from './sessions.ts';
@@ -19,6 +21,15 @@ export interface LoginLimits {
   /** Failed logins allowed per client IP per window. */
   perIp: number;
   windowMs: number;
+  /** Password hashes (scrypt) running at once (default: a quarter of the cores, at least 1); the rest wait in a queue. */
+  concurrentHashes?: number;
+  /** Logins waiting for a hash slot (default 32); one more is refused at once (503). */
+  queuedHashes?: number;
+  /**
+   * A hash slot rests this many times as long as its hash took before the next hash (default 1:
+   * a slot burns at most half a core), so a login storm leaves CPU time to everything else.
+   */
+  hashRest?: number;
 }
 
 export interface AuthSettings {
@@ -55,6 +66,14 @@ export function authSettingsOf(config: AuthConfig): Partial<AuthSettings> {
   return out;
 }
 
+/**
+ * scrypt is CPU-bound (~50 ms of a core each): a quarter of the cores, at least one, so a
+ * login storm leaves cores for the event loop and libuv's file and store work.
+ */
+export function defaultHashSlots(): number {
+  return Math.max(1, Math.floor(availableParallelism() / 4));
+}
+
 export type KeyCheck =
   | { ok: true; key: ApiKeyRecord }
   | { ok: false; status: 401; error: 'API key required' | 'Invalid API key' | 'API key expired' }
@@ -63,7 +82,8 @@ export type KeyCheck =
 export type LoginResult =
   | { ok: true; user: User; tokens: SessionTokens }
   | { ok: false; status: 401 }
-  | { ok: false; status: 429; retryAfterSeconds: number };
+  | { ok: false; status: 429; retryAfterSeconds: number }
+  | { ok: false; status: 503; retryAfterSeconds: number };
 
 interface CachedKey {
   key: ApiKeyRecord;
@@ -95,6 +115,7 @@ export class AuthService {
   readonly #keyLimiter: TokenBuckets;
   readonly #loginByIp: WindowCounter;
   readonly #loginByName: WindowCounter;
+  readonly #hashSlots: Semaphore;
   #dummyHash: Promise<string> | undefined;
   #closed = false;
 
@@ -122,6 +143,7 @@ export class AuthService {
     const { login } = this.settings;
     this.#loginByIp = new WindowCounter({ limit: login.perIp, windowMs: login.windowMs, clock: opts.clock });
     this.#loginByName = new WindowCounter({ limit: login.perUsername, windowMs: login.windowMs, clock: opts.clock });
+    this.#hashSlots = new Semaphore({ limit: login.concurrentHashes ?? defaultHashSlots(), maxQueue: login.queuedHashes ?? 32 });
   }
 
   // ---- API keys -------------------------------------------------------------------------
@@ -218,21 +240,48 @@ export class AuthService {
    * dummy hash, so both failures cost the same and answer the same.
    */
   async login(username: string, password: string, ip: string): Promise<LoginResult> {
+    if (!this.#hashSlots.hasRoom) return { ok: false, status: 503, retryAfterSeconds: 1 };
     const nameKey = username.toLowerCase();
-    const blocked = [this.#loginByIp.check(ip), this.#loginByName.check(nameKey)].filter((a) => !a.ok);
-    if (blocked.length) {
-      return { ok: false, status: 429, retryAfterSeconds: Math.max(...blocked.map((a) => (a.ok ? 0 : a.retryAfterSeconds))) };
+    // The attempt counts as a failure before the password is checked, so a burst in flight is
+    // limited exactly like a sequence; a success hands its reservation back.
+    const byIp = this.#loginByIp.reserve(ip);
+    const byName = byIp.ok ? this.#loginByName.reserve(nameKey) : byIp;
+    if (!byIp.ok || !byName.ok) {
+      if (byIp.ok) this.#loginByIp.release(ip);
+      const refused = [byIp, byName].map((a) => (a.ok ? 0 : a.retryAfterSeconds));
+      return { ok: false, status: 429, retryAfterSeconds: Math.max(...refused) };
     }
-    const cred = this.users.credentials(username);
-    const matches = await this.#verify(password, cred?.passwordHash ?? (await this.#dummy()));
-    // A disabled user fails like a wrong password (after the same hash work).
-    if (!cred || !matches || cred.disabled) {
-      this.#loginByIp.record(ip);
-      this.#loginByName.record(nameKey);
-      return { ok: false, status: 401 };
+    // The answer goes out as soon as the hash is done; the slot is freed only after its rest.
+    let answer: (user: User | undefined) => void = () => {};
+    let fail: (err: unknown) => void = () => {};
+    const checked = new Promise<User | undefined>((resolve, reject) => {
+      answer = resolve;
+      fail = reject;
+    });
+    const slot = this.#hashSlots.tryRun(async () => {
+      try {
+        const cred = this.users.credentials(username);
+        const hash = cred?.passwordHash ?? (await this.#dummy());
+        const started = performance.now();
+        const matches = await this.#verify(password, hash);
+        // A disabled user fails like a wrong password (after the same hash work).
+        answer(cred && matches && !cred.disabled ? cred.user : undefined);
+        const rest = (performance.now() - started) * (this.settings.login.hashRest ?? 1);
+        if (rest > 0) await new Promise<void>((resolve) => this.#scheduler(resolve, rest));
+      } catch (err) {
+        fail(err);
+      }
+    });
+    if (!slot) {
+      this.#loginByIp.release(ip);
+      this.#loginByName.release(nameKey);
+      return { ok: false, status: 503, retryAfterSeconds: 1 };
     }
+    const user = await checked;
+    if (!user) return { ok: false, status: 401 };
+    this.#loginByIp.release(ip);
     this.#loginByName.reset(nameKey);
-    return { ok: true, user: cred.user, tokens: this.sessions.create(cred.user.userId) };
+    return { ok: true, user, tokens: this.sessions.create(user.userId) };
   }
 
   /** Creates the first admin from BI_ADMIN_USER / BI_ADMIN_PASSWORD when that user is absent. */

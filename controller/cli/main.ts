@@ -17,6 +17,7 @@ import { registerValidate } from './commands/validate.ts';
 export interface GlobalFlags {
   manifests?: string;
   db?: string;
+  adoptSource?: boolean;
 }
 
 /** The version of package.json (read at run time, so the bundle never shows a stale one). */
@@ -35,6 +36,7 @@ export async function main(argv: string[], io: CliIO = processIO, opts: { engine
     .version(packageVersion(), '-V, --version', 'print the version of bictl')
     .option('--manifests <dir>', 'manifests directory (env BI_MANIFESTS_DIR, default ./manifests)')
     .option('--db <path>', 'SQLite store (env BI_DB_PATH, default ./data/bi.sqlite)')
+    .option('--adopt-source', "switch the store to the configured manifests source (folder or git URL/branch/path) when it was kept from another one")
     .showHelpAfterError()
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });

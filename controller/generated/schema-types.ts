@@ -86,10 +86,13 @@ export type Client = {
   externalIdKey?: string;
   /**
    * @minItems 1
+   * @maxItems 100
    */
   vdm: ClientVdm[];
   /**
    * Optional dashboards, bound to the first VDM: one facade each, one experiment per section.
+   *
+   * @maxItems 50
    */
   dashboards?: ClientDashboard[];
   security: {
@@ -97,7 +100,7 @@ export type Client = {
   };
 };
 export type ClientVdm = {
-  name?: string;
+  name: string;
   description?: string;
   vendor: string;
   sourceType: string;
@@ -122,6 +125,9 @@ export type ClientDashboard = {
   layoutTemplateName?: string;
   category?: unknown[];
   tags?: string[];
+  /**
+   * @maxItems 50
+   */
   sections: ClientSection[];
 };
 export type ClientSection = {
@@ -130,6 +136,7 @@ export type ClientSection = {
   category: boolean;
   /**
    * @minItems 1
+   * @maxItems 200
    */
   charts: DashboardChart[];
 };
@@ -277,11 +284,15 @@ export type Dashboard = {
   description?: string;
   dataSource: DashboardDataSource;
   /**
-   * Simple mode: the charts of the single section.
+   * Simple mode: the charts of the single section (at most 200).
+   *
+   * @maxItems 200
    */
   charts?: DashboardChart[];
   /**
-   * Multi-section mode: one experiment (category tab) per section.
+   * Multi-section mode: one experiment (category tab) per section (at most 50).
+   *
+   * @maxItems 50
    */
   sections?: DashboardSection[];
   layout: DashboardLayout;
@@ -317,6 +328,9 @@ export type DashboardSection = {
    * Category tab label
    */
   name: string;
+  /**
+   * @maxItems 200
+   */
   charts: DashboardChart[];
   /**
    * Render in the always-visible top area
@@ -402,6 +416,9 @@ export type Pipeline = {
   tags?: string[];
   source: PipelineSource;
   destination: PipelineDestination;
+  /**
+   * @maxItems 100
+   */
   steps: PipelineStep[];
   schedule?: PipelineSchedule;
 };

@@ -1,6 +1,6 @@
 import { UnavailableError } from '../errors.ts';
 import { backoffDelay, type BackoffPolicy } from '../reconciler/backoff.ts';
-import { gitMessage, isNonFastForward, type GitRepo } from './repo.ts';
+import { gitMessage, isNonFastForward, MissingBranchError, type GitRepo } from './repo.ts';
 
 export interface PublishOptions {
   /** Pushes tried in all (the first included). */
@@ -43,6 +43,7 @@ export async function publish(repo: GitRepo, opts: PublishOptions): Promise<{ re
     try {
       head = await repo.fetch();
     } catch (err) {
+      if (err instanceof MissingBranchError) throw err;
       last = err;
       continue;
     }

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { simpleGit, type SimpleGit } from 'simple-git';
+import { UnavailableError } from '../errors.ts';
 import type { GitIdentity } from './identity.ts';
 import { formatIdentity } from './identity.ts';
 
@@ -14,6 +15,8 @@ export interface GitRepoOptions {
   committer: GitIdentity;
   /** Longest a single git process may stay silent before it is killed. */
   timeoutMs?: number;
+  /** Kills every running git process of this clone, and refuses new ones, when aborted. */
+  signal?: AbortSignal;
   /** Told how each fetch and push went (metrics, notifications); must not throw. */
   observe?: GitObserver;
 }
@@ -29,6 +32,17 @@ export interface TreeChange {
 /** A push the remote refused because it has commits the clone lacks (fetch, rebase, retry). */
 export function isNonFastForward(err: unknown): boolean {
   return /\[rejected\]|non-fast-forward|fetch first|stale info|failed to update ref|cannot lock ref/i.test(String((err as Error)?.message ?? err));
+}
+
+/** The branch this clone followed is gone from the remote (deleted, renamed). */
+export class MissingBranchError extends UnavailableError {
+  constructor(url: string, branch: string, lastSeen: string) {
+    super(
+      `git: branch ${branch} no longer exists on ${url.replace(/\/\/[^/@\s]*@/, '//***@')} (last seen at ${lastSeen.slice(0, 12)}); ` +
+        `nothing is synced or written until it is restored (git push origin ${lastSeen}:refs/heads/${branch})`,
+    );
+    this.name = 'MissingBranchError';
+  }
 }
 
 /** First line of a git error, without the noise simple-git wraps around it. */
@@ -51,6 +65,8 @@ export class GitRepo {
   readonly #observe: GitObserver | undefined;
   #git: SimpleGit | undefined;
   #ensured = false;
+  /** Aborted by `abort()` (shutdown) or by the signal of the options. */
+  readonly #abort = new AbortController();
 
   constructor(opts: GitRepoOptions) {
     this.dir = opts.dir;
@@ -59,6 +75,20 @@ export class GitRepo {
     this.#committer = opts.committer;
     this.#timeoutMs = opts.timeoutMs ?? 120_000;
     this.#observe = opts.observe;
+    if (opts.signal?.aborted) this.#abort.abort();
+    else opts.signal?.addEventListener('abort', () => this.abort(), { once: true });
+  }
+
+  /**
+   * Kills the git processes running now (a fetch hanging on an unreachable remote) and makes
+   * every later command fail at once: the stop of a server never waits for the network.
+   */
+  abort(): void {
+    this.#abort.abort();
+  }
+
+  get aborted(): boolean {
+    return this.#abort.signal.aborted;
   }
 
   async #observed<T>(op: 'fetch' | 'push', run: () => Promise<T>): Promise<T> {
@@ -88,6 +118,7 @@ export class GitRepo {
     this.#git ??= simpleGit({
       baseDir: this.dir,
       timeout: { block: this.#timeoutMs },
+      abort: this.#abort.signal,
       // The operator's own environment may name an SSH command or an askpass program for the remote.
       unsafe: { allowUnsafeSshCommand: true, allowUnsafeAskPass: true },
     }).env(gitEnv(process.env));
@@ -120,21 +151,26 @@ export class GitRepo {
     this.#ensured = true;
   }
 
-  /** Fetches the remote; the branch's remote head, or null when the branch does not exist there yet. */
+  /**
+   * Fetches the remote; the branch's remote head, or null when the branch has never existed
+   * there (a new, empty repository: nothing to sync yet). A branch this clone has seen before
+   * and the remote no longer has is a MissingBranchError: syncing the empty branch would prune
+   * everything, and writing would recreate it without its history.
+   */
   async fetch(): Promise<string | null> {
     return this.#observed('fetch', () => this.#fetch());
   }
 
   async #fetch(): Promise<string | null> {
-    await this.#raw(['fetch', '--quiet', '--prune', 'origin', `+refs/heads/${this.branch}:${this.remoteRef}`]).catch(async (err: unknown) => {
-      // An empty remote or one without the branch is not an error: there is nothing to sync yet.
-      if (/couldn't find remote ref/i.test(String((err as Error).message))) {
-        await this.#raw(['update-ref', '-d', this.remoteRef]).catch(() => {});
-        return '';
-      }
-      throw err;
+    let missing = false;
+    await this.#raw(['fetch', '--quiet', '--prune', 'origin', `+refs/heads/${this.branch}:${this.remoteRef}`]).catch((err: unknown) => {
+      if (!/couldn't find remote ref/i.test(String((err as Error).message))) throw err;
+      missing = true;
     });
-    return this.resolve(this.remoteRef);
+    const head = await this.resolve(this.remoteRef);
+    // The remote-tracking ref is kept when the branch disappears, so the clone remembers it.
+    if (missing && head) throw new MissingBranchError(this.url, this.branch, head);
+    return missing ? null : head;
   }
 
   async resolve(ref: string): Promise<string | null> {
@@ -209,9 +245,16 @@ export class GitRepo {
     return this.head();
   }
 
-  /** Pushes the branch, never forced. Throws on refusal (see isNonFastForward). */
+  /**
+   * Pushes the branch. Once the branch is known, only over the head last fetched
+   * (`--force-with-lease` with that commit; HEAD always descends from it, so this never drops a
+   * remote commit): a branch deleted or moved meanwhile refuses the push ("stale info") instead
+   * of being recreated without its history. Throws on refusal (see isNonFastForward).
+   */
   async push(): Promise<void> {
-    await this.#observed('push', () => this.#raw(['push', '--quiet', '--porcelain', 'origin', `HEAD:refs/heads/${this.branch}`]));
+    const known = await this.resolve(this.remoteRef);
+    const lease = known ? [`--force-with-lease=refs/heads/${this.branch}:${known}`] : [];
+    await this.#observed('push', () => this.#raw(['push', '--quiet', '--porcelain', ...lease, 'origin', `HEAD:refs/heads/${this.branch}`]));
   }
 
   /** Replays the local commits onto the fetched remote head; false (and aborted) on conflict. */
@@ -256,7 +299,9 @@ export function gitEnv(env: NodeJS.ProcessEnv): Record<string, string> {
     if (v === undefined || /^(GIT_)?(EDITOR|PAGER|SEQUENCE_EDITOR)$|^VISUAL$/.test(k)) continue;
     out[k] = v;
   }
-  return { ...out, GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' };
+  // A transfer stalled below 1 byte/s for 60 s is given up (git-remote-http would otherwise
+  // wait on a silent remote forever, even after its git was killed); the operator's own wins.
+  return { GIT_HTTP_LOW_SPEED_LIMIT: '1', GIT_HTTP_LOW_SPEED_TIME: '60', ...out, GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' };
 }
 
 function relativeTo(prefix: string, repoPath: string): string | null {

@@ -4,6 +4,15 @@ import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import type { Store } from '../store/db.ts';
 import type { Clock } from '../types.ts';
 import { deriveKey, keyId, open, seal } from './cipher.ts';
+import { secretTarget, targetDifferences, type SecretTarget } from './target.ts';
+
+/** A target as recorded: a SecretTarget, or (migrated from a connection row) its stored columns. */
+type StoredTarget = SecretTarget | { vendor: 'SNOWFLAKE' | 'POSTGRESQL'; accountUrl?: string | null; database?: string | null; username?: string | null; migrated: true };
+
+function storedTarget(t: StoredTarget): SecretTarget {
+  if (!('migrated' in t)) return t;
+  return secretTarget({ vendor: t.vendor, accountUrl: t.accountUrl ?? undefined, database: t.database ?? undefined, username: t.username ?? undefined });
+}
 
 export const SECRET_REF_PREFIX = 'secret:';
 const SECRET_ID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -22,6 +31,8 @@ export interface SecretStoreOptions {
 }
 
 export interface PutOptions {
+  /** Where this secret may be sent (host, port, database, user); checked before every use. */
+  target: SecretTarget;
   label?: string;
   createdBy?: string;
   /** Replace the value of an existing secret (the wizard retried with a new password). */
@@ -81,7 +92,7 @@ export class SecretStore {
   }
 
   /** Encrypts and stores `plaintext`; returns its ID and the `secret:<id>` reference for a manifest. */
-  put(plaintext: string, opts: PutOptions = {}): { secretId: string; secretRef: string } {
+  put(plaintext: string, opts: PutOptions): { secretId: string; secretRef: string } {
     const key = this.#requireKey();
     if (typeof plaintext !== 'string' || plaintext.length === 0) throw new ValidationError([{ path: 'password', message: 'password must not be empty' }]);
     if (Buffer.byteLength(plaintext, 'utf8') > MAX_SECRET_BYTES) {
@@ -93,12 +104,12 @@ export class SecretStore {
     const at = this.#clock().toISOString();
     this.#db
       .prepare(
-        `INSERT INTO secrets (secret_id, label, iv, ciphertext, tag, key_id, created_by, created_at, updated_at)
-         VALUES (@id, @label, @iv, @ciphertext, @tag, @keyId, @by, @at, @at)
+        `INSERT INTO secrets (secret_id, label, iv, ciphertext, tag, key_id, target, created_by, created_at, updated_at)
+         VALUES (@id, @label, @iv, @ciphertext, @tag, @keyId, @target, @by, @at, @at)
          ON CONFLICT (secret_id) DO UPDATE SET iv = @iv, ciphertext = @ciphertext, tag = @tag, key_id = @keyId,
-           label = @label, updated_at = @at`,
+           target = @target, label = @label, updated_at = @at`,
       )
-      .run({ id: secretId, label: opts.label ?? '', ...sealed, keyId: this.#keyId, by: opts.createdBy ?? null, at });
+      .run({ id: secretId, label: opts.label ?? '', ...sealed, keyId: this.#keyId, target: JSON.stringify(opts.target), by: opts.createdBy ?? null, at });
     return { secretId, secretRef: `${SECRET_REF_PREFIX}${secretId}` };
   }
 
@@ -114,6 +125,22 @@ export class SecretStore {
     } catch {
       throw new ConflictError(`Secret ${id} could not be decrypted: the stored value was altered`);
     }
+  }
+
+  /**
+   * Why the secret may not be sent to `target`, or undefined when it may: it was stored for
+   * another host, port, database or user (or, stored before targets were recorded and claimed
+   * by no connection, for none known).
+   */
+  refusal(idOrRef: string, target: SecretTarget): string | undefined {
+    const id = parseSecretRef(idOrRef) ?? idOrRef;
+    const row = this.#db.prepare('SELECT target FROM secrets WHERE secret_id = ?').get(id) as { target: string | null } | undefined;
+    if (!row) return `secretRef secret:${id} does not exist`;
+    if (!row.target) return `secretRef secret:${id} has no recorded target; save the connection again with its password`;
+    const stored = JSON.parse(row.target) as StoredTarget;
+    const differ = targetDifferences(storedTarget(stored), target);
+    if (!differ.length) return undefined;
+    return `secretRef secret:${id} was stored for another target (${differ.join(', ')} differ${differ.length === 1 ? 's' : ''}); type the password to use it here`;
   }
 
   has(idOrRef: string): boolean {

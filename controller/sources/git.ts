@@ -219,6 +219,7 @@ export class GitSource implements ManifestSource {
     this.#stopped = true;
     this.#pollTimer?.();
     this.#wake?.();
+    this.repo.abort();
     await this.whenIdle();
   }
 

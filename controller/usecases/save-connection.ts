@@ -1,6 +1,7 @@
 import { ApplyFailedError, formatProblem, ValidationError } from '../errors.ts';
 import type { ConnectionSpec } from '../kinds/connection/applier.ts';
 import type { Runtime } from '../runtime.ts';
+import { secretTarget } from '../secrets/target.ts';
 import type { SecretStore } from '../secrets/store.ts';
 import { IdAllocator } from '../store/ids.ts';
 import type { Manifest, Problem } from '../types.ts';
@@ -47,6 +48,10 @@ export class SaveConnection {
     const rt = this.#rt;
     const { spec, password, secretRef } = input;
     if (secretRef && !this.#secrets.has(secretRef)) throw validationFailed([{ path: 'secretRef', message: `secretRef ${secretRef} does not exist` }]);
+    // A stored password is only ever sent to the target it was stored with.
+    const target = secretTarget({ ...spec, vendor: spec.vendor ?? 'SNOWFLAKE' });
+    const rerouted = secretRef && !password ? this.#secrets.refusal(secretRef, target) : undefined;
+    if (rerouted) throw validationFailed([{ path: 'secretRef', message: rerouted }]);
     const connectionId = spec.connectionId ?? rt.db.transaction(() => this.#ids.next('connection'))();
     const relPath = `connections/${connectionId}.yaml`;
     safeManifestPath(rt.source.root, relPath);
@@ -57,7 +62,7 @@ export class SaveConnection {
       const checked = rt.schemas.validate<ConnectionSpec>('connection', structuredClone(manifestSpec));
       if (!checked.ok) throw validationFailed(checked.problems);
       const stored = password
-        ? this.#secrets.put(password, { label: key, createdBy: caller.userId, ...(secretRef ? { secretId: secretRef.slice('secret:'.length) } : {}) })
+        ? this.#secrets.put(password, { target, label: key, createdBy: caller.userId, ...(secretRef ? { secretId: secretRef.slice('secret:'.length) } : {}) })
         : undefined;
       const ref = stored?.secretRef ?? secretRef;
       const manifest: Manifest<ConnectionSpec> = {

@@ -1,9 +1,34 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, rename, stat, unlink } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { UnavailableError } from '../errors.ts';
 import type { ManifestWriter } from '../types.ts';
 import { safeManifestPath } from './paths.ts';
+
+/** The name `writeFileAtomic` gives its temp files (and nothing else has). */
+const TEMP_FILE = /^\.[0-9a-f]{12}\.tmp$/;
+
+/**
+ * Removes the temp files of writes a crash interrupted (only names `writeFileAtomic` makes,
+ * never a user's file), anywhere under `root`; returns their paths. Called at start.
+ */
+export async function removeStaleTempFiles(root: string): Promise<string[]> {
+  const removed: string[] = [];
+  let entries;
+  try {
+    entries = await readdir(root, { recursive: true, withFileTypes: true });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return removed;
+    throw err;
+  }
+  for (const e of entries) {
+    if (!e.isFile() || !TEMP_FILE.test(e.name)) continue;
+    const abs = join(e.parentPath, e.name);
+    await unlink(abs).catch(() => {});
+    removed.push(abs);
+  }
+  return removed;
+}
 
 /** Writes `content` to `abs` atomically: temp file in the same folder, fsync, rename. */
 export async function writeFileAtomic(abs: string, content: string): Promise<void> {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig, parseDuration } from '../../controller/config.ts';
+import { loadConfig, parseDuration, parseTrustProxy, trustFunction } from '../../controller/config.ts';
 import { Runtime } from '../../controller/runtime.ts';
 
 describe('loadConfig', () => {
@@ -17,6 +17,7 @@ describe('loadConfig', () => {
       bodyLimit: 1024 * 1024,
       logLevel: 'info',
       trustProxy: false,
+      timeouts: { headersMs: 30_000, requestMs: 120_000, keepAliveMs: 5_000, idleMs: 60_000 },
       git: undefined,
       pipelineFilesDir: resolve('data/pipeline-files'),
       pipelineEgress: [],
@@ -42,7 +43,7 @@ describe('loadConfig', () => {
       BI_GIT_PATH: '/deploy/',
       BI_GIT_INTERVAL: '5m',
     });
-    expect(c).toMatchObject({ host: '0.0.0.0', port: 9090, manifestsDir: '/srv/m', dbPath: '/srv/d/x.sqlite', dataDir: '/srv/d', trustProxy: true });
+    expect(c).toMatchObject({ host: '0.0.0.0', port: 9090, manifestsDir: '/srv/m', dbPath: '/srv/d/x.sqlite', dataDir: '/srv/d', trustProxy: { hops: 1 } });
     expect(c.git).toMatchObject({ url: 'file:///srv/r.git', branch: 'main', path: 'deploy', intervalMs: 300_000 });
   });
 
@@ -71,5 +72,34 @@ describe('loadConfig', () => {
     expect([parseDuration('250ms', 1), parseDuration('30s', 1), parseDuration('2', 1), parseDuration('1h', 1), parseDuration('x', 7)]).toEqual([
       250, 30_000, 2000, 3_600_000, 7,
     ]);
+  });
+});
+
+describe('BI_TRUST_PROXY', () => {
+  it('reads false, true (= one hop), a hop count, and proxy addresses / CIDRs', () => {
+    expect(['', 'false', '0', 'no'].map(parseTrustProxy)).toEqual([false, false, false, false]);
+    expect(parseTrustProxy('true')).toEqual({ hops: 1 });
+    expect(parseTrustProxy('2')).toEqual({ hops: 2 });
+    expect(parseTrustProxy('10.0.0.1, 192.168.0.0/16,loopback')).toEqual({ proxies: ['10.0.0.1', '192.168.0.0/16', 'loopback'] });
+  });
+
+  it('refuses an address it cannot read, saying which forms it takes', () => {
+    expect(() => parseTrustProxy('10.0.0.300')).toThrow(/^BI_TRUST_PROXY: .*10\.0\.0\.300.*hop count/);
+    expect(() => loadConfig({ BI_TRUST_PROXY: 'proxy.internal' })).toThrow(/BI_TRUST_PROXY/);
+  });
+
+  it('a hop count trusts exactly that many addresses from the socket', () => {
+    const trust = trustFunction({ hops: 2 });
+    expect(trust && [0, 1, 2].map((i) => trust('1.2.3.4', i))).toEqual([true, true, false]);
+    expect(trustFunction(false)).toBe(false);
+  });
+});
+
+describe('timeouts', () => {
+  it('are read as durations and checked', () => {
+    const c = loadConfig({ BI_HEADERS_TIMEOUT: '5s', BI_REQUEST_TIMEOUT: '1m', BI_KEEP_ALIVE_TIMEOUT: '2s', BI_IDLE_TIMEOUT: '90s' });
+    expect(c.timeouts).toEqual({ headersMs: 5000, requestMs: 60_000, keepAliveMs: 2000, idleMs: 90_000 });
+    expect(() => loadConfig({ BI_HEADERS_TIMEOUT: 'soon' })).toThrow('BI_HEADERS_TIMEOUT: expected a duration such as 30s or 2m, got "soon"');
+    expect(() => loadConfig({ BI_HEADERS_TIMEOUT: '3m' })).toThrow('BI_HEADERS_TIMEOUT must not be longer than BI_REQUEST_TIMEOUT');
   });
 });

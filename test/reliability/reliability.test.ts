@@ -6,6 +6,7 @@ import { crashScenarios } from './crash.ts';
 import { faultScenarios } from './faults.ts';
 import { fuzzScenarios } from './fuzz.ts';
 import { summaryLine, tally } from './harness.ts';
+import { limitScenarios } from './limits.ts';
 import { securityScenarios } from './security.ts';
 
 crashScenarios();
@@ -13,6 +14,7 @@ concurrencyScenarios();
 fuzzScenarios();
 faultScenarios();
 securityScenarios();
+limitScenarios();
 
 afterAll(() => {
   for (const s of tally.scenarios.filter((x) => x.state !== 'passed')) process.stdout.write(`  ${s.state}: ${s.name}${s.note ? ` — ${s.note}` : ''}\n`);

@@ -11,5 +11,6 @@ export function commandConfig(ctx: CommandContext): Config {
     overrides.dbPath = resolve(flags.db);
     overrides.dataDir = resolve(flags.db, '..');
   }
+  if (flags.adoptSource) overrides.adoptSource = true;
   return loadConfig(ctx.io.env, overrides);
 }

@@ -1,11 +1,17 @@
 import { Runtime } from '../../runtime.ts';
 import type { CommandContext } from '../main.ts';
+import { checkStoreSource } from '../../store/source.ts';
 import { commandConfig } from './config.ts';
 
-/** A runtime that is never started (no watcher): diff and sync drive its reconciler directly. */
-export async function withRuntime<T>(ctx: CommandContext, fn: (rt: Runtime) => Promise<T>): Promise<T> {
-  const rt = new Runtime({ config: commandConfig(ctx), engine: ctx.engine });
+/**
+ * A runtime that is never started (no watcher): diff and sync drive its reconciler directly.
+ * The store must be kept from the configured source (`record`: sync records it on a new store).
+ */
+export async function withRuntime<T>(ctx: CommandContext, fn: (rt: Runtime) => Promise<T>, opts: { record?: boolean } = {}): Promise<T> {
+  const config = commandConfig(ctx);
+  const rt = new Runtime({ config, engine: ctx.engine });
   try {
+    checkStoreSource(rt.db, config, { record: opts.record ?? false, adopt: config.adoptSource });
     return await fn(rt);
   } finally {
     await rt.stop();

@@ -2,6 +2,9 @@ import { startServer } from '../../../api/server.ts';
 import type { CommandContext } from '../main.ts';
 import { commandConfig } from './config.ts';
 
+/** After a clean shutdown, the longest a leftover handle may keep the process alive. */
+const EXIT_GRACE_MS = 1000;
+
 export function registerServe(ctx: CommandContext): void {
   ctx.program
     .command('serve')
@@ -25,5 +28,9 @@ export function registerServe(ctx: CommandContext): void {
         process.once('SIGINT', () => stop('SIGINT'));
         process.once('SIGTERM', () => stop('SIGTERM'));
       });
+      // Shut down cleanly (store closed); a killed git's helper (git-remote-http waiting on a
+      // remote that does not answer) may still hold a pipe open, which must not keep the
+      // process alive: leave once nothing else is left to do, or after a moment at the latest.
+      setTimeout(() => process.exit(), EXIT_GRACE_MS).unref();
     });
 }

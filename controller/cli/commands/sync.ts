@@ -20,6 +20,6 @@ export function registerSync(ctx: CommandContext): void {
           );
         }
         if (report.failed.length || report.invalid.length || report.pruneBlocked) ctx.setCode(1);
-      });
+      }, { record: true });
     });
 }

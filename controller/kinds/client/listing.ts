@@ -3,7 +3,7 @@ import { RE2JS } from 're2js';
 import { ValidationError } from '../../errors.ts';
 import type { Problem } from '../../types.ts';
 import { CLIENT_COLUMNS, listView, type ClientRow, type ListedClient } from './registry.ts';
-import { registrySearch } from './search.ts';
+import type { RegistrySearch } from './search.ts';
 import { CLIENT_STATUSES, type ClientStatus } from './types.ts';
 
 export const DEFAULT_PAGE_SIZE = 100;
@@ -82,9 +82,9 @@ const REVERSE_ORDER = 'ORDER BY onboarded_date ASC, client_id DESC';
  * pattern runs over (clientId, clientName) of each candidate row and only the page's rows
  * are read whole.
  */
-export function listClients(db: Store, q: ListQuery, only?: readonly string[]): ListPage {
+export async function listClients(db: Store, q: ListQuery, search: RegistrySearch, only?: readonly string[]): Promise<ListPage> {
   const offset = (q.page - 1) * q.limit;
-  const { total, rows } = only ? grantedPage(db, q, only, offset) : q.search ? searchPage(db, q, q.search, offset) : plainPage(db, q, offset);
+  const { total, rows } = only ? grantedPage(db, q, only, offset) : q.search ? await searchPage(db, q, q.search, offset, search) : plainPage(db, q, offset);
   return {
     data: rows.map(listView),
     pagination: { page: q.page, limit: q.limit, total, totalPages: Math.ceil(total / q.limit) },
@@ -124,12 +124,12 @@ export function pageRowidsSql(byStatus: boolean, fromEnd: boolean): string {
 }
 
 /**
- * Search: the pattern runs over an in-memory copy of (clientId, clientName) kept in listing
- * order and time-bounded (search.ts); the page is a slice of the matches, and only its rows are
+ * Search: the pattern runs in a worker thread over a copy of (clientId, clientName) kept in
+ * listing order, time-bounded (search.ts); the page is a slice of the matches, and only its rows are
  * read whole.
  */
-function searchPage(db: Store, q: ListQuery, re: RE2JS, offset: number): { total: number; rows: ClientRow[] } {
-  const matched = registrySearch(db).match(re, q.status);
+async function searchPage(db: Store, q: ListQuery, re: RE2JS, offset: number, search: RegistrySearch): Promise<{ total: number; rows: ClientRow[] }> {
+  const matched = await search.match(re, q.status);
   const total = matched.length;
   if (offset >= total) return { total, rows: [] };
   const rows = db

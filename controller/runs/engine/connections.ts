@@ -1,3 +1,4 @@
+import { secretTarget } from '../../secrets/target.ts';
 import pg from 'pg';
 import { postgresEndpoint } from '../../connections/test-connection.ts';
 import { NotFoundError } from '../../errors.ts';
@@ -48,7 +49,13 @@ export class StoreConnectionResolver implements ConnectionResolver {
     if (!row || (this.#opts.mayUse && !this.#opts.mayUse(connectionId))) throw new NotFoundError(`Connection ${connectionId} not found`);
     const vendor = row.vendor === 'POSTGRESQL' ? 'POSTGRESQL' : 'SNOWFLAKE';
     let password: string | undefined;
-    if (row.secret_ref) password = this.#opts.secrets.reveal(row.secret_ref);
+    if (row.secret_ref) {
+      // A stored secret goes only to the host, port, database and user it was stored with.
+      const target = secretTarget({ vendor, accountUrl: row.account_url ?? undefined, database: row.database_name ?? undefined, username: row.username ?? undefined });
+      const refused = this.#opts.secrets.refusal(row.secret_ref, target);
+      if (refused) throw new Error(`Connection ${connectionId}: ${refused}`);
+      password = this.#opts.secrets.reveal(row.secret_ref);
+    }
     else if (row.password_env) {
       password = (this.#opts.env ?? process.env)[row.password_env];
       if (password === undefined) throw new Error(`Connection ${connectionId}: environment variable ${row.password_env} (passwordEnv) is not set`);

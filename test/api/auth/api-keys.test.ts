@@ -81,6 +81,11 @@ describe('/v1/api-keys/{userId}', () => {
       [{ label: '   ' }, 'label is required'],
       [{ label: 7 }, 'label must be a string'],
       [{ label: 'x', expiresAt: 'tomorrow' }, 'expiresAt must be an ISO 8601 date-time'],
+      // Date.parse would roll these over (March 2, the next day): refused, not stored.
+      [{ label: 'x', expiresAt: '2027-02-30' }, 'expiresAt must be an ISO 8601 date-time'],
+      [{ label: 'x', expiresAt: '2027-02-29T00:00:00Z' }, 'expiresAt must be an ISO 8601 date-time'],
+      [{ label: 'x', expiresAt: '2027-04-31T10:00:00Z' }, 'expiresAt must be an ISO 8601 date-time'],
+      [{ label: 'x', expiresAt: '2027-01-01T24:00:00Z' }, 'expiresAt must be an ISO 8601 date-time'],
       [{ label: 'x', expiresAt: '2026-03-01T09:59:59Z' }, 'expiresAt must be in the future'],
       [{ label: 'x', clientId: 'a b' }, 'clientId must be 1 to 64 letters, digits, "_" or "-"'],
       [{ expiresAt: 5, targetUserId: 1 }, 'label is required; targetUserId must be a string; expiresAt must be a string'],

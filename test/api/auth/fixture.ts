@@ -2,6 +2,7 @@ import { buildApp } from '../../../api/app.ts';
 import { requireApiKey, requireSession } from '../../../api/auth/guards.ts';
 import { HIDDEN } from '../../../api/schemas/common.ts';
 import type { AuthSettings } from '../../../controller/auth/service.ts';
+import type { TrustProxy } from '../../../controller/config.ts';
 import type { Logger } from '../../../controller/log.ts';
 import { TEST_PASSWORD_COST } from '../../helpers/auth.ts';
 import { makeTestRuntime, withApp, type TestApp, type TestRuntime } from '../../helpers/runtime.ts';
@@ -16,7 +17,7 @@ import { makeTestRuntime, withApp, type TestApp, type TestRuntime } from '../../
  *   GET /probe/nocsrf/:userId    S without the CTN check
  */
 export async function makeAuthApp(
-  opts: { settings?: Partial<AuthSettings>; logger?: Logger; trustProxy?: boolean; from?: TestRuntime } = {},
+  opts: { settings?: Partial<AuthSettings>; logger?: Logger; trustProxy?: TrustProxy | boolean; from?: TestRuntime } = {},
 ): Promise<TestApp> {
   // A runtime handed in (`from`) keeps the authentication settings it was built with.
   const t = opts.from ?? (await makeTestRuntime({ auth: { passwordCost: TEST_PASSWORD_COST, ...opts.settings } }));

@@ -91,7 +91,7 @@ describe('POST /v1/sdk/client/onboard', () => {
       const r = await post(onboardingPackage('ACME', { vdm }));
       expect(r.json()).toEqual({ success: false, error: 'Validation failed: At least one VDM config is required in the package' });
     }
-    const typed = await post(onboardingPackage('ACME', { clientName: '', vdm: [{ securityEnabled: 'yes' }] }));
+    const typed = await post(onboardingPackage('ACME', { clientName: '', vdm: [{ name: 'v', securityEnabled: 'yes' }] }));
     expect(typed.json()).toEqual({ success: false, error: 'Validation failed: clientName is required; vdm[0].securityEnabled must be boolean' });
     const badId = await post(onboardingPackage('ACME/../x'));
     expect(badId.json()).toEqual({

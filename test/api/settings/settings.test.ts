@@ -180,6 +180,51 @@ describe('settings endpoints', () => {
     expect(secrets.reveal(created.secretRef)).toBe('S3cret-typed');
   });
 
+  it('Test Connection never sends a stored password to another target: 400, and the other host sees no connection', async () => {
+    t = await appWith({ secretKey: SECRET_KEY });
+    const admin = await loginAs(t);
+    const target = { vendor: 'POSTGRESQL', host: '127.0.0.1', port: await closedPort(), database: 'test', schema: 'public', username: 'postgres' };
+    const saved = await t.app.inject({ method: 'POST', url: `/v1/bi/admin/connections/${admin.userId}`, headers: admin.headers, payload: { name: 'ACME', ...target, password: 'S3cret-typed' } });
+    expect(saved.statusCode).toBe(201);
+    const secretRef = saved.json().secretRef as string;
+    // The attacker's endpoint: a real listener that records whatever reaches it.
+    const received: Buffer[] = [];
+    let connections = 0;
+    const attacker = createServer((sock) => {
+      connections += 1;
+      sock.on('data', (d: Buffer) => received.push(d));
+    });
+    await new Promise<void>((r) => attacker.listen(0, '127.0.0.2', r));
+    const attackerPort = (attacker.address() as { port: number }).port;
+    try {
+      const others: [Record<string, unknown>, string][] = [
+        [{ host: '127.0.0.2', port: attackerPort }, 'host, port differ'],
+        [{ port: attackerPort }, 'port differs'],
+        [{ database: 'other' }, 'database differs'],
+        [{ username: 'mallory' }, 'username differs'],
+        [{ host: undefined, accountUrl: `postgresql://127.0.0.2:${attackerPort}` }, 'host, port differ'],
+      ];
+      for (const [change, differ] of others) {
+        const res = await t.app.inject({ method: 'POST', url: `/v1/bi/admin/test-connection/${admin.userId}`, headers: admin.headers, payload: { ...target, ...change, secretRef } });
+        expect(res.statusCode, JSON.stringify(change)).toBe(400);
+        const error = `secretRef ${secretRef} was stored for another target (${differ}); type the password to use it here`;
+        expect(res.json()).toEqual({ success: false, error });
+      }
+      // The same target (host given as an account URL) is allowed: it reaches the stored endpoint.
+      const same = await t.app.inject({ method: 'POST', url: `/v1/bi/admin/test-connection/${admin.userId}`, headers: admin.headers, payload: { ...target, host: undefined, accountUrl: `postgresql://127.0.0.1:${target.port}`, secretRef } });
+      expect(same.statusCode).toBe(200);
+      expect(same.json()).toMatchObject({ success: true, connected: false });
+      // Saving the connection with the reference pointed elsewhere is refused the same way.
+      const moved = await t.app.inject({ method: 'POST', url: `/v1/bi/admin/connections/${admin.userId}`, headers: admin.headers, payload: { name: 'ACME', ...target, host: '127.0.0.2', connectionId: saved.json().connectionId, secretRef } });
+      expect(moved.statusCode).toBe(400);
+      expect(moved.json().error).toContain('was stored for another target (host differs)');
+    } finally {
+      await new Promise<void>((r) => attacker.close(() => r()));
+    }
+    expect(connections).toBe(0);
+    expect(Buffer.concat(received).toString('latin1')).not.toContain('S3cret');
+  });
+
   it('refuses plain fields it does not know into the manifest and checks references', async () => {
     t = await appWith({ secretKey: SECRET_KEY });
     const admin = await loginAs(t);

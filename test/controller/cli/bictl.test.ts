@@ -23,7 +23,7 @@ describe('bictl', () => {
 
   it('validate passes on the shipped example manifests', async () => {
     const r = await runCli(['validate', 'manifests']);
-    expect(r).toEqual({ code: 0, out: '6 manifest(s) valid', err: '' });
+    expect(r).toEqual({ code: 0, out: '7 manifest(s) valid', err: '' });
   });
 
   it('validate exits 1 listing every problem with its file and field path', async () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { StoreConnectionResolver } from '../../../../controller/runs/engine/connections.ts';
 import { SecretStore } from '../../../../controller/secrets/store.ts';
 import { openStore } from '../../../../controller/store/db.ts';
+import { secretTarget } from '../../../../controller/secrets/target.ts';
 
 function store() {
   const db = openStore(':memory:');
@@ -36,13 +37,22 @@ describe('StoreConnectionResolver', () => {
 
   it('decrypts a secretRef; no credential at all means trust auth (no password)', () => {
     const { db, secrets, add } = store();
-    const { secretRef } = secrets.put('from-the-vault');
+    const { secretRef } = secrets.put('from-the-vault', { target: secretTarget({ vendor: 'POSTGRESQL', host: '127.0.0.1', port: 5432 }) });
     add('PG2', { account_url: 'postgresql://127.0.0.1:5432', secret_ref: secretRef });
     add('PG3', { account_url: 'postgresql://127.0.0.1' });
     const r = new StoreConnectionResolver({ db, secrets });
     expect(r.resolve('PG2').password).toBe('from-the-vault');
     expect(r.resolve('PG3')).toMatchObject({ host: '127.0.0.1', port: 5432 });
     expect(r.resolve('PG3').password).toBeUndefined();
+  });
+
+  it('never sends a stored secret to another target than the one it was stored for', () => {
+    const { db, secrets, add } = store();
+    const { secretRef } = secrets.put('from-the-vault', { target: secretTarget({ vendor: 'POSTGRESQL', host: '127.0.0.1', port: 5432 }) });
+    // A connection whose row was pointed at an attacker's host with the same secret.
+    add('PG4', { account_url: 'postgresql://attacker.example:5432', secret_ref: secretRef });
+    const r = new StoreConnectionResolver({ db, secrets });
+    expect(() => r.resolve('PG4')).toThrow(/^Connection PG4: secretRef secret:\S+ was stored for another target \(host differs\)/);
   });
 
   it('an unknown connection, or one the tenant may not use, answers the same: not found', () => {

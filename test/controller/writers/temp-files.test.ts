@@ -1,0 +1,40 @@
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startServer } from '../../../api/server.ts';
+import { loadConfig } from '../../../controller/config.ts';
+import { removeStaleTempFiles, writeFileAtomic } from '../../../controller/writers/directory.ts';
+
+describe('temp files left by a crash', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'bi-tmpfiles-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('are removed at start, anywhere under the manifests folder; other files stay', async () => {
+    const m = join(dir, 'manifests');
+    mkdirSync(join(m, 'dashboards'), { recursive: true });
+    // What a write killed between open and rename leaves: writeFileAtomic's own temp name.
+    writeFileSync(join(m, 'dashboards', '.0123456789ab.tmp'), 'apiVersion: bi.controller/v1\nkind: Dash');
+    writeFileSync(join(m, '.deadbeef0000.tmp'), '');
+    writeFileSync(join(m, 'notes.tmp'), 'mine');
+    writeFileSync(join(m, '.editor.swp.tmp'), 'mine too');
+    const server = await startServer(loadConfig({}, { manifestsDir: m, dbPath: join(dir, 'data', 'bi.sqlite'), dataDir: join(dir, 'data'), port: 0, logLevel: 'silent' }));
+    try {
+      expect(readdirSync(m, { recursive: true }).map(String).sort()).toEqual(['.editor.swp.tmp', 'dashboards', 'notes.tmp']);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('match only the names writeFileAtomic makes', async () => {
+    const m = join(dir, 'm');
+    await writeFileAtomic(join(m, 'a.yaml'), 'x: 1\n');
+    writeFileSync(join(m, '.aaaaaaaaaaaa.tmp'), '');
+    expect(await removeStaleTempFiles(m)).toEqual([join(m, '.aaaaaaaaaaaa.tmp')]);
+    expect(existsSync(join(m, 'a.yaml'))).toBe(true);
+    expect(await removeStaleTempFiles(join(dir, 'absent'))).toEqual([]);
+  });
+});
