@@ -502,6 +502,10 @@ export type ApiReadiness = {
    * number of manifests the mass-prune guard kept (only when it refused a prune)
    */
   pruneBlocked?: number;
+  /**
+   * git mode: the last fetch or push error (a missing remote branch, an unreachable remote), until one succeeds
+   */
+  gitError?: string;
 };
 /**
  * Not ready yet: the first full sync is running
@@ -509,6 +513,10 @@ export type ApiReadiness = {
 export type ApiNotReady = {
   status: 'starting';
   ready: false;
+  /**
+   * git mode: the last fetch or push error (a missing remote branch, an unreachable remote), until one succeeds
+   */
+  gitError?: string;
 };
 /**
  * Credentials of a user (`bictl users add`)
@@ -1205,6 +1213,10 @@ export type ApiReconcileStatus = {
   ready: boolean;
   pruneBlocked: ApiPruneBlocked | null;
   items: ApiStatusItem[];
+  /**
+   * git mode: the last fetch or push error (a missing remote branch, an unreachable remote), until one succeeds
+   */
+  gitError?: string;
 };
 export type ApiSyncRequest = {
   /**
