@@ -1,5 +1,4 @@
 import { Readable } from 'node:stream';
-import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { Batch, EgressPolicy, ResolvedConnection } from '../../types.ts';
 import { type FileFormat, parseRows } from './files.ts';
 
@@ -30,6 +29,8 @@ export function s3Endpoint(conn: ResolvedConnection): URL {
 export async function* s3Rows(conn: ResolvedConnection, egress: EgressPolicy, o: S3SourceOptions): AsyncIterable<Batch> {
   const endpoint = s3Endpoint(conn);
   await egress.check(endpoint.hostname, endpoint.port ? Number(endpoint.port) : endpoint.protocol === 'https:' ? 443 : 80);
+  // Loaded on first use: the SDK is large, and most controllers never read from S3.
+  const { GetObjectCommand, S3Client } = await import('@aws-sdk/client-s3');
   const client = new S3Client({
     endpoint: endpoint.href,
     region: o.region,
