@@ -1,3 +1,4 @@
+import type { ApiNotifierDelivery } from '../generated/schema-types.ts';
 import type { Database, Statement } from 'better-sqlite3';
 import type { NotificationEvent, NotifierConfig, NotifierType } from './types.ts';
 
@@ -18,16 +19,7 @@ interface Row {
 }
 
 /** The delivery state of one Notifier, as `GET /v1/reconciler/notifiers` shows it. */
-export interface DeliveryState {
-  name: string;
-  type: NotifierType;
-  delivered: number;
-  failed: number;
-  lastEvent: string | null;
-  lastResult: 'delivered' | 'retrying' | 'failed' | null;
-  lastError: string | null;
-  lastAttemptAt: string | null;
-}
+export type DeliveryState = ApiNotifierDelivery;
 
 const list = <T>(json: string | null): T[] | undefined => (json === null ? undefined : (JSON.parse(json) as T[]));
 

@@ -1,4 +1,5 @@
-import { readLastRun, type RunView } from '../../runs/store.ts';
+import type { ApiPipelineView } from '../../generated/schema-types.ts';
+import { readLastRun } from '../../runs/store.ts';
 import type { Store } from '../../store/db.ts';
 import { fromJson } from '../json.ts';
 import { nextRunAt } from './schedule.ts';
@@ -48,25 +49,7 @@ export interface StepView {
 }
 
 /** The stored pipeline as `GET /v1/sdk/pipelines/{pipelineId}` answers it. */
-export interface PipelineView {
-  pipelineId: string;
-  name: string;
-  description: string;
-  category: string | null;
-  tags: string[];
-  status: string;
-  source: PipelineSource;
-  destination: PipelineDestination;
-  schedule: PipelineSchedule | null;
-  /** Next run of an enabled schedule (UTC ISO timestamp), else null. */
-  nextRunAt: string | null;
-  /** The newest run (any status), null before the first. */
-  lastRun: RunView | null;
-  steps: StepView[];
-  createdBy: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
+export type PipelineView = ApiPipelineView;
 
 /** Reads one pipeline with its resolved steps; `now` decides `nextRunAt`. */
 export function readPipeline(db: Store, pipelineId: string, now: Date): PipelineView | undefined {
