@@ -1,3 +1,4 @@
+import type { PHASES } from './generated/schema-constants.ts';
 import type { SourceBatch, SourceFile, SourceSink, SyncReport } from './reconciler/types.ts';
 import type { Store } from './store/db.ts';
 import type { IdAllocator } from './store/ids.ts';
@@ -17,7 +18,8 @@ export interface Manifest<S = Record<string, unknown>> {
 /** Annotation the API writes so the reconciler knows who asked for an object. */
 export const ACTOR_ANNOTATION = 'bi.controller/requested-by';
 
-export type Phase = 'Pending' | 'Synced' | 'Failed' | 'Invalid' | 'Pruned';
+/** Reconcile phases, derived from schemas/api.schema.json. */
+export type Phase = (typeof PHASES)[number];
 
 /** IDs of the resources one manifest owns, as the applier reported them. */
 export type ResourceRefs = Record<string, unknown>;

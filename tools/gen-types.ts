@@ -43,6 +43,8 @@ export const CONSTANTS: readonly { name: string; schema: string; pointer: string
   { name: 'LAYOUT_DEFAULTS', schema: 'dashboard', pointer: '/$defs/layout', defaults: true, doc: 'A dashboard\'s `layout` when none is given.' },
   { name: 'IS_PUBLIC_DEFAULT', schema: 'dashboard', pointer: '/properties/isPublic/default', doc: 'A dashboard\'s `isPublic` when none is given.' },
   { name: 'AGGREGATIONS', schema: 'dashboard', pointer: '/$defs/measure/properties/aggregation/enum', doc: 'Measure aggregations.' },
+  { name: 'PHASES', schema: 'api', pointer: '/$defs/StatusItem/properties/phase/enum', doc: 'Reconcile phases of a manifest.' },
+  { name: 'CLIENT_STATUSES', schema: 'api', pointer: '/$defs/ListedClient/properties/status/enum', doc: 'Client registry statuses (spec 3).' },
 ];
 
 const pascal = (s: string): string =>

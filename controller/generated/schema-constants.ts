@@ -15,3 +15,7 @@ export const LAYOUT_DEFAULTS = {"columns":2,"chartHeight":"380px","kpiHeight":"1
 export const IS_PUBLIC_DEFAULT = true as const;
 /** Measure aggregations. */
 export const AGGREGATIONS = ["sum","count","average","avg","min","max","distinct","as-is"] as const;
+/** Reconcile phases of a manifest. */
+export const PHASES = ["Pending","Synced","Failed","Invalid","Pruned"] as const;
+/** Client registry statuses (spec 3). */
+export const CLIENT_STATUSES = ["ACTIVE","FAILED","DELETED"] as const;

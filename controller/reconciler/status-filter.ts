@@ -1,8 +1,9 @@
+import { PHASES } from '../generated/schema-constants.ts';
 import { ValidationError } from '../errors.ts';
 import type { Phase, Problem } from '../types.ts';
 import type { StatusFilter } from './status.ts';
 
-export const PHASES: readonly Phase[] = ['Pending', 'Synced', 'Failed', 'Invalid', 'Pruned'];
+export { PHASES };
 
 /** Checks a `kind` / `phase` filter (API query, bictl flags); ValidationError naming the allowed values. */
 export function parseStatusFilter(query: { kind?: string; phase?: string }, kinds: readonly string[]): StatusFilter {

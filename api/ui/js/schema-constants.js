@@ -15,3 +15,7 @@ export const LAYOUT_DEFAULTS = Object.freeze({"columns":2,"chartHeight":"380px",
 export const IS_PUBLIC_DEFAULT = true;
 /** Measure aggregations. */
 export const AGGREGATIONS = Object.freeze(["sum","count","average","avg","min","max","distinct","as-is"]);
+/** Reconcile phases of a manifest. */
+export const PHASES = Object.freeze(["Pending","Synced","Failed","Invalid","Pruned"]);
+/** Client registry statuses (spec 3). */
+export const CLIENT_STATUSES = Object.freeze(["ACTIVE","FAILED","DELETED"]);

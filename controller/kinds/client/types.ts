@@ -1,3 +1,4 @@
+import { CLIENT_STATUSES as GENERATED_CLIENT_STATUSES } from '../../generated/schema-constants.ts';
 import type { Client, ClientDashboard, ClientVdm } from '../../generated/schema-types.ts';
 
 /** Shapes of the Client kind: the onboarding package (spec 2.3) with schema defaults applied, from schemas/client.schema.json. */
@@ -23,5 +24,6 @@ export interface ClientRefs {
   [key: string]: unknown;
 }
 
-export type ClientStatus = 'ACTIVE' | 'FAILED' | 'DELETED';
-export const CLIENT_STATUSES: readonly ClientStatus[] = ['ACTIVE', 'FAILED', 'DELETED'];
+/** Registry statuses (spec 3), derived from schemas/api.schema.json. */
+export const CLIENT_STATUSES = GENERATED_CLIENT_STATUSES;
+export type ClientStatus = (typeof CLIENT_STATUSES)[number];

@@ -1,7 +1,8 @@
 import { ApiError, call, userPath } from '../api.js';
 import { badge, debounce, field, fmtDate, h, notice, render } from '../dom.js';
+import { CLIENT_STATUSES } from '../schema-constants.js';
 
-const STATUSES = ['', 'ACTIVE', 'FAILED', 'DELETED'];
+const STATUSES = ['', ...CLIENT_STATUSES];
 const LIMITS = [10, 25, 100];
 
 /** Settings → Clients: the registry with search (regular expression), status filter and pagination. */
