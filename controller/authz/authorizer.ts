@@ -99,6 +99,15 @@ export class Authorizer {
     if (c.owner !== null || !isUnconfined(p)) throw new ConflictError(connectionTaken(connectionId));
   }
 
+  /**
+   * An object the caller creates must belong to one of its tenants; an object of no client is
+   * for unconfined callers only. `owner` is looked up only for a confined caller (403 `refusal`).
+   */
+  requireOwnedWithin(p: Principal, owner: () => string | null, refusal: string): void {
+    if (isUnconfined(p)) return;
+    if (!withinTenants(p, owner())) throw new ForbiddenError(refusal);
+  }
+
   /** The clients whose objects the caller sees ('all' for an unconfined admin). */
   tenants(p: Principal): 'all' | readonly string[] {
     return tenantsOf(p);

@@ -7,8 +7,7 @@ import type { SchemaRegistry } from '../manifest/validator.ts';
 import type { Runtime } from '../runtime.ts';
 import type { Problem } from '../types.ts';
 import type { Principal } from '../auth/principal.ts';
-import { ForbiddenError } from '../errors.ts';
-import { Authorizer, isUnconfined, ownerOfDashboard, withinTenants } from '../authz/index.ts';
+import { type Authorizer, ownerOfDashboard } from '../authz/index.ts';
 import { NewManifests } from './new-manifest.ts';
 import { isPlainObject } from '../objects.ts';
 
@@ -72,7 +71,7 @@ export class ImportDashboard {
     });
     if (refs.length) throw invalid(refs);
     // The dashboard must land within the caller's tenants (on a shared connection: by its VDM).
-    if (!isUnconfined(caller) && !withinTenants(caller, ownerOfDashboard(this.#rt.db, valid.dataSource))) throw new ForbiddenError(NO_TENANT);
+    this.#authz.requireOwnedWithin(caller, () => ownerOfDashboard(this.#rt.db, valid.dataSource), NO_TENANT);
     return valid;
   }
 

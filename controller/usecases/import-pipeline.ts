@@ -1,5 +1,5 @@
-import { ApplyFailedError, ForbiddenError, ValidationError } from '../errors.ts';
-import { Authorizer, isUnconfined, ownerOfConnections, pipelineConnections, withinTenants } from '../authz/index.ts';
+import { ApplyFailedError, ValidationError } from '../errors.ts';
+import { type Authorizer, isUnconfined, ownerOfConnections, pipelineConnections } from '../authz/index.ts';
 import { resolveSteps } from '../kinds/pipeline/normalize.ts';
 import { nextRunAt } from '../kinds/pipeline/schedule.ts';
 import { readPipeline, type PipelineView } from '../kinds/pipeline/store.ts';
@@ -51,8 +51,8 @@ export class ImportPipeline {
     if (isUnconfined(caller)) return spec;
     const connections = pipelineConnections(spec);
     const unknown = connections.filter((connectionId) => !this.#authz.can(caller, 'use', { kind: 'connection', connectionId }));
-    if (unknown.length) throw new ValidationError(unknown.map((id) => ({ path: 'connectionId', message: `connectionId ${id} is not an existing connection` })), unknown.map((id) => `connectionId ${id} is not an existing connection`).join('; '));
-    if (!withinTenants(caller, ownerOfConnections(this.#rt.db, connections))) throw new ForbiddenError(ADMIN_ONLY_PIPELINE);
+    if (unknown.length) throw new ValidationError(unknown.map((id) => ({ path: 'connectionId', message: `connectionId ${id} is not an existing connection` })));
+    this.#authz.requireOwnedWithin(caller, () => ownerOfConnections(this.#rt.db, connections), ADMIN_ONLY_PIPELINE);
     return spec;
   }
 
