@@ -1,4 +1,4 @@
-import type { ApiPruneBlocked } from '../generated/schema-types.ts';
+import type { ApiPruneBlocked, ApiSyncReport } from '../generated/schema-types.ts';
 import type { Phase, Problem, ResourceRefs } from '../types.ts';
 
 /**
@@ -29,17 +29,8 @@ export interface SourceSink {
 
 export type PruneBlocked = ApiPruneBlocked;
 
-/** What one batch did. */
-export interface SyncReport {
-  scanned: number;
-  applied: string[];
-  skipped: number;
-  invalid: string[];
-  pruned: string[];
-  failed: string[];
-  /** Set when the mass-prune guard refused a prune. */
-  pruneBlocked?: PruneBlocked;
-}
+/** What one batch did: the sync route's body (schemas/api.schema.json) without its envelope; `pruneBlocked` set when the guard refused a prune. */
+export type SyncReport = Omit<ApiSyncReport, 'success' | 'revision' | 'pruneBlocked'> & { pruneBlocked?: PruneBlocked };
 
 export function emptyReport(): SyncReport {
   return { scanned: 0, applied: [], skipped: 0, invalid: [], pruned: [], failed: [] };

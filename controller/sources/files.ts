@@ -65,9 +65,9 @@ export class ManifestFiles {
       fd = openSync(real, OPEN_FLAGS);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') return null;
+      if (code === 'ENOENT' || code === 'EISDIR') return null;
       // ELOOP: the path was swapped for a symlink after it was resolved; ENXIO: a FIFO without a writer.
-      if (code === 'ELOOP' || code === 'ENXIO' || code === 'EISDIR') return code === 'EISDIR' ? null : { path: relPath, unreadable: NOT_A_REGULAR_FILE };
+      if (code === 'ELOOP' || code === 'ENXIO') return { path: relPath, unreadable: NOT_A_REGULAR_FILE };
       throw err;
     }
     try {
