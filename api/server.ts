@@ -51,9 +51,8 @@ export async function startServer(config: Config): Promise<Server> {
   const url = await app.listen({ host: config.host, port: config.port });
   runtime.runs.listening(Number(new URL(url).port));
   log.info({ url, manifests: runtime.source.root, db: config.dbPath, git: config.git ? `${redactUrl(config.git.url)}#${config.git.branch}` : undefined }, 'listening');
-  // Serve /healthz at once; /readyz turns 200 when the first full sync is done. A folder
-  // watcher may still be setting up its watches then (chokidar takes seconds for 10,000
-  // files); a second sync once it is ready catches what changed meanwhile.
+  // Serve /healthz at once; /readyz turns 200 when the first full sync is done (a folder
+  // source has its watches in place before it lists the folder, so nothing changed meanwhile is missed).
   const t0 = performance.now();
   runtime.reconciler.once('ready', (report: SyncReport) =>
     log.info(

@@ -4,11 +4,13 @@
 //   npm run bench                      all benchmarks, full sizes
 //   npm run bench -- --quick           small sizes, a smoke run of the harness (no results.json)
 //   npm run bench -- --only import,scale
+//   npm run bench -- --only import,onboard --modes git   the write benchmarks in one mode only
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { machine, Report } from './lib/report.ts';
 import { REPO_ROOT } from './lib/server-process.ts';
+import type { Mode } from './lib/setup.ts';
 import { httpFloor } from './scenarios/http-floor.ts';
 import { importBench } from './scenarios/import.ts';
 import { onboardBench } from './scenarios/onboard.ts';
@@ -24,10 +26,14 @@ const { values } = parseArgs({
     only: { type: 'string' },
     quick: { type: 'boolean', default: false },
     out: { type: 'string' },
+    modes: { type: 'string' },
   },
 });
 const only = new Set((values.only ?? ALL.join(',')).split(',').map((s) => s.trim()) as Bench[]);
 for (const b of only) if (!ALL.includes(b)) throw new Error(`unknown benchmark ${b}; one of ${ALL.join(', ')}`);
+const MODES = ['directory', 'git'] as const satisfies readonly Mode[];
+const modes = (values.modes ?? MODES.join(',')).split(',').map((s) => s.trim()) as Mode[];
+for (const m of modes) if (!MODES.includes(m as (typeof MODES)[number])) throw new Error(`unknown mode ${m}; one of ${MODES.join(', ')}`);
 const quick = values.quick ?? false;
 const sizes = quick
   ? { seconds: 2, onboardings: 20, clients: 500, edits: 5, rows: 5_000, pipelineRows: 20_000 }
@@ -40,8 +46,8 @@ process.stdout.write(`${JSON.stringify({ machine: m, quick })}\n`);
 
 const steps: Record<Bench, () => Promise<void>> = {
   http: () => httpFloor(report, { seconds: sizes.seconds }),
-  import: () => importBench(report, { seconds: sizes.seconds, modes: ['directory', 'git'], base }),
-  onboard: () => onboardBench(report, { amount: sizes.onboardings, modes: ['directory', 'git'], base }),
+  import: () => importBench(report, { seconds: sizes.seconds, modes, base }),
+  onboard: () => onboardBench(report, { amount: sizes.onboardings, modes, base }),
   scale: () => scaleBench(report, { clients: sizes.clients, edits: sizes.edits, base }),
   registry: () => registryBench(report, { rows: sizes.rows, seconds: sizes.seconds, base }),
   pipeline: () => pipelineBench(report, { rows: sizes.pipelineRows, base }),

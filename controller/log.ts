@@ -38,12 +38,19 @@ export function formatLogLine(line: string): string {
   return `${time} ${level} ${escapeControl(String(rec.msg ?? ''))}${fields.length ? ` ${fields.join(' ')}` : ''}\n`;
 }
 
-/** A readable, one-line-per-event logger (pino underneath, so Fastify shares it). */
-export function createLogger(opts: { level?: string; out?: NodeJS.WritableStream } = {}): Logger {
+/**
+ * A readable, one-line-per-event logger (pino underneath, so Fastify shares it). `batch` (the
+ * default for the process's stdout): the lines of one turn of the event loop go out in one write
+ * at its end, not one write (a system call on a pipe) each — a busy server logged as many bytes
+ * as it answered; they are written at once at exit, so a crash that exits keeps them (a kill -9
+ * loses at most the lines of the turn it cut). With `out` given, each line is written as it comes.
+ */
+export function createLogger(opts: { level?: string; out?: NodeJS.WritableStream; batch?: boolean } = {}): Logger {
   const out = opts.out ?? process.stdout;
+  const emit = opts.batch ?? opts.out === undefined ? batched(out) : (text: string) => void out.write(text);
   const stream = new Writable({
     write(chunk: Buffer, _enc, cb) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line) out.write(formatLogLine(line));
+      for (const line of chunk.toString('utf8').split('\n')) if (line) emit(formatLogLine(line));
       cb();
     },
   });
@@ -55,6 +62,28 @@ export function createLogger(opts: { level?: string; out?: NodeJS.WritableStream
     },
     stream,
   );
+}
+
+const batchers = new WeakMap<NodeJS.WritableStream, (text: string) => void>();
+
+/** A writer that joins what it is given during one turn of the event loop into one write (one per stream). */
+function batched(out: NodeJS.WritableStream): (text: string) => void {
+  const known = batchers.get(out);
+  if (known) return known;
+  let pending: string[] = [];
+  const flush = () => {
+    if (pending.length === 0) return;
+    const text = pending.join('');
+    pending = [];
+    out.write(text);
+  };
+  process.on('exit', flush);
+  const emit = (text: string) => {
+    if (pending.length === 0) setImmediate(flush);
+    pending.push(text);
+  };
+  batchers.set(out, emit);
+  return emit;
 }
 
 export const silentLogger = (): Logger => pino({ level: 'silent' });

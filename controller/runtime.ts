@@ -17,6 +17,7 @@ import { Notifications } from './notify/notifications.ts';
 import { NetworkEgressPolicy } from './runs/engine/egress.ts';
 import { DirectorySource } from './sources/directory.ts';
 import { GitSource } from './sources/git.ts';
+import { notingOwnWrites } from './sources/own-writes.ts';
 import { openStore, type Store } from './store/db.ts';
 import type { Applier, Clock, ManifestSource, ManifestWriter } from './types.ts';
 import { ManifestSubmitter } from './usecases/submit.ts';
@@ -26,7 +27,11 @@ import { DirectoryWriter } from './writers/directory.ts';
 import { GitWriter } from './writers/git.ts';
 import { UnavailableError } from './errors.ts';
 import { PipelineRuns } from './runs/runs.ts';
+import { SecretStore } from './secrets/store.ts';
 import type { PipelineEngine } from './runs/types.ts';
+
+/** Longest a git-mode batch waits for the rest of a burst of writes (see GitWriterOptions.gather). */
+const GATHER_MS = 5;
 
 export interface RuntimeOptions {
   config: Config;
@@ -85,6 +90,8 @@ export class Runtime {
   readonly authz: Authorizer;
   /** Registry search: pattern matching in worker threads with a hard time limit. */
   readonly search: RegistrySearch;
+  /** The encrypted secrets (`secret:` passwords): one store for the settings, the console's tests and the runs. */
+  readonly secrets: SecretStore;
   readonly #shutdown: ShutdownHook[] = [];
   #stopped = false;
   /** API writes in flight: stop() lets them finish before the store closes. */
@@ -98,6 +105,7 @@ export class Runtime {
     this.schemas = new SchemaRegistry();
     this.authz = new Authorizer({ db: this.db });
     this.search = new RegistrySearch({ db: this.db });
+    this.secrets = new SecretStore({ db: this.db, secretKey: opts.config.secretKey, clock: this.clock });
     this.onShutdown(() => this.search.close());
     this.auth = new AuthService({ db: this.db, clock: this.clock, log: this.log, settings: { ...authSettingsOf(opts.config.auth), ...opts.auth } });
     this.onShutdown(() => this.auth.close());
@@ -111,7 +119,12 @@ export class Runtime {
         onError: (err) => this.log.error({ err: err.message }, 'watcher error'),
       });
     this.gitSource = this.source instanceof GitSource ? this.source : undefined;
-    this.writer = opts.writer ?? git?.writer ?? new DirectoryWriter({ root: this.source.root });
+    this.writer =
+      opts.writer ??
+      git?.writer ??
+      (this.source instanceof DirectorySource
+        ? notingOwnWrites(new DirectoryWriter({ root: this.source.root }), this.source)
+        : new DirectoryWriter({ root: this.source.root }));
     const source = this.source;
     this.reconciler = new Reconciler({
       db: this.db,
@@ -158,6 +171,7 @@ export class Runtime {
     this.runs = new PipelineRuns({
       db: this.db,
       config: opts.config,
+      secrets: this.secrets,
       engine: opts.engine,
       clock: this.clock,
       scheduler: opts.scheduler ?? realScheduler,
@@ -205,6 +219,8 @@ export class Runtime {
       sleep,
       random: opts.random,
       log: this.log,
+      // Real time on purpose: a few ms for a burst's stragglers to join its batch, ended early by them.
+      gather: { maxMs: GATHER_MS, wait: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) },
       onRemoteMoved: () => source.requestSync(),
     });
     return { source, writer };

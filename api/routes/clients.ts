@@ -7,6 +7,10 @@ import { normalizeClientId } from '../../controller/kinds/client/rules.ts';
 import { requireSession } from '../auth/guards.ts';
 import { clientSchemas } from '../schemas/clients.ts';
 import { principalOf } from '../auth/principal.ts';
+import { clientResources } from '../../controller/kinds/client/resources.ts';
+import { manifestKey } from '../../controller/manifest/loader.ts';
+import { statusItem } from './reconciler.ts';
+import { clientManifestRow, OffboardClient, planOffboarding } from '../../controller/usecases/offboard-client.ts';
 
 /**
  * The client registry (session): the listing (spec 4.5), the single read (4.6) and the export
@@ -32,6 +36,36 @@ export default async function clientRoutes(app: FastifyInstance): Promise<void> 
   app.get('/v1/bi/admin/clients/:clientId/export/:userId', { ...session, schema: clientSchemas.export }, async (req) => {
     const { clientId } = req.params as { clientId: string };
     return exportClient(app.runtime.db, visibleClient(req, normalizeClientId(clientId)));
+  });
+
+  // The console's client page: its resources by name, the status of its manifests, what offboarding prunes.
+  app.get('/v1/bi/admin/clients/:clientId/resources/:userId', { ...session, schema: clientSchemas.resources }, async (req) => {
+    const clientId = visibleClient(req, normalizeClientId((req.params as { clientId: string }).clientId));
+    const rt = app.runtime;
+    const row = readClient(rt.db, clientId);
+    const own = clientManifestRow(rt, clientId);
+    if (!row && !own) throw new NotFoundError(`Client ${clientId} not found`);
+    const resources = clientResources(rt.db, clientId);
+    const keys = new Set([
+      own?.key ?? manifestKey('Client', clientId),
+      ...resources.dashboards.map((d) => d.manifestKey),
+      ...resources.pipelines.map((p) => p.manifestKey),
+      resources.connection?.manifestKey,
+    ]);
+    const manifests = [...keys]
+      .filter((k): k is string => typeof k === 'string')
+      .map((k) => rt.reconciler.status.get(k))
+      .filter((s) => s !== undefined)
+      .map(statusItem);
+    return { success: true, clientId, status: row?.status ?? null, ...resources, manifests, offboard: planOffboarding(rt, clientId) ?? null };
+  });
+
+  const offboard = new OffboardClient({ runtime: app.runtime });
+  app.post('/v1/bi/admin/clients/:clientId/offboard/:userId', { preHandler: requireSession(app, { role: 'admin' }), schema: clientSchemas.offboard }, async (req) => {
+    const clientId = normalizeClientId((req.params as { clientId: string }).clientId);
+    const body = (req.body ?? {}) as { confirm?: unknown };
+    const done = await offboard.run(clientId, typeof body === 'object' && body !== null ? body.confirm : undefined, principalOf(req));
+    return { success: true, clientId, status: readClient(app.runtime.db, clientId)?.status ?? null, manifest: done.manifest, removed: done.plan };
   });
 
   app.get('/v1/bi/admin/clients/:clientId/:userId', { ...session, schema: clientSchemas.read }, async (req) => {

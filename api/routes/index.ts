@@ -3,6 +3,7 @@ import apiKeys from './api-keys.ts';
 import auth from './auth.ts';
 import chartTypes from './chart-types.ts';
 import clients from './clients.ts';
+import connections from './connections.ts';
 import dashboards from './dashboards.ts';
 import health from './health.ts';
 import observability from './observability.ts';
@@ -32,6 +33,7 @@ export const routes: ((app: FastifyInstance) => Promise<void>)[] = [
   pipelineRuns,
   reconciler,
   settings,
+  connections,
   users,
   openapi,
   ui,

@@ -96,7 +96,10 @@ const limitQuery = (l: { default: number; max: number }) => ({ type: 'integer', 
 export const pipelineParams = { type: 'object', required: ['pipelineId'], properties: { pipelineId: { type: 'string' }, userId: { type: 'string' } } } as const;
 export const runParams = { type: 'object', required: ['runId'], properties: { runId: { type: 'string' }, userId: { type: 'string' } } } as const;
 export const runsQuery = { type: 'object', properties: { status: { type: 'string', enum: RUN_STATUS_VALUES }, limit: limitQuery(LIMITS.runs) } } as const;
-export const rejectsQuery = { type: 'object', properties: { limit: limitQuery(LIMITS.rejects) } } as const;
+export const rejectsQuery = {
+  type: 'object',
+  properties: { limit: limitQuery(LIMITS.rejects), offset: { type: 'integer', minimum: 0, maximum: 1000, default: 0, description: 'rejected rows to skip (paging)' } },
+} as const;
 export const logsQuery = { type: 'object', properties: { limit: limitQuery(LIMITS.logs) } } as const;
 
 /** Route schemas, by operation (params, querystring, responses). */

@@ -1,21 +1,29 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { NotFoundError, ValidationError } from '../../controller/errors.ts';
 import { pipelineVisibleTo, runVisibleTo } from '../../controller/runs/access.ts';
-import { RunStore, type RunView } from '../../controller/runs/store.ts';
+import { MAX_REJECTS_KEPT, RunStore, type RunView } from '../../controller/runs/store.ts';
 import type { RunStatus } from '../../controller/runs/types.ts';
 import { requireApiKey, requireSession } from '../auth/guards.ts';
 import { principalOf } from '../auth/principal.ts';
 import { pipelineRunRouteSchemas } from '../schemas/pipeline-runs.ts';
 import { LIMITS, RUN_STATUS_VALUES } from './pipeline-runs.schemas.ts';
 
+/** A query integer `field` in min..max (`fallback` when absent); 400 naming the field otherwise. */
+function queryInt(raw: unknown, field: string, min: number, max: number, fallback: number): number {
+  if (raw === undefined || raw === '') return fallback;
+  const n = typeof raw === 'string' && /^\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isInteger(n) || n < min || n > max) throw new ValidationError([{ path: field, message: `must be an integer from ${min} to ${max}` }]);
+  return n;
+}
+
 /** `?limit=` as an integer 1..max (the default when absent); 400 naming the field otherwise. */
 export function parseLimit(raw: unknown, bounds: { default: number; max: number }): number {
-  if (raw === undefined || raw === '') return bounds.default;
-  const n = typeof raw === 'string' && /^\d+$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isInteger(n) || n < 1 || n > bounds.max) {
-    throw new ValidationError([{ path: 'limit', message: `must be an integer from 1 to ${bounds.max}` }]);
-  }
-  return n;
+  return queryInt(raw, 'limit', 1, bounds.max, bounds.default);
+}
+
+/** `?offset=` as an integer 0..max (0 when absent). */
+export function parseOffset(raw: unknown, max: number): number {
+  return queryInt(raw, 'offset', 0, max, 0);
 }
 
 export function parseRunStatus(raw: unknown): RunStatus | undefined {
@@ -73,7 +81,8 @@ export default async function pipelineRunRoutes(app: FastifyInstance): Promise<v
     rejects: async (req: FastifyRequest, reply: FastifyReply) => {
       const run = visibleRun(req);
       const limit = parseLimit(query(req).limit, LIMITS.rejects);
-      return reply.status(200).send({ success: true, rejects: rt.runs.store.rejects(run.runId, limit) });
+      const offset = parseOffset(query(req).offset, MAX_REJECTS_KEPT);
+      return reply.status(200).send({ success: true, rejects: rt.runs.store.rejects(run.runId, limit, offset) });
     },
     logs: async (req: FastifyRequest, reply: FastifyReply) => {
       const run = visibleRun(req);

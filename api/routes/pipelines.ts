@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDryRun } from '../query.ts';
 import { NotFoundError } from '../../controller/errors.ts';
+import { listPipelines } from '../../controller/kinds/pipeline/listing.ts';
 import { readPipeline } from '../../controller/kinds/pipeline/store.ts';
 import { Authorizer, pipelineOwner } from '../../controller/authz/index.ts';
 import { ImportPipeline } from '../../controller/usecases/import-pipeline.ts';
@@ -37,12 +38,20 @@ export default async function pipelineRoutes(app: FastifyInstance): Promise<void
   app.post('/v1/sdk/import-pipeline', { preHandler: requireApiKey(app), config: messageErrors, schema: pipelineSchemas.importWithKey }, importPipeline);
   app.post('/v1/sdk/import-pipeline/:userId', { preHandler: requireSession(app), config: messageErrors, schema: pipelineSchemas.importWithSession }, importPipeline);
 
-  app.get('/v1/sdk/pipelines/:pipelineId', { preHandler: requireApiKey(app), config: messageErrors, schema: pipelineSchemas.read }, async (req, reply) => {
+  async function read(req: FastifyRequest, reply: FastifyReply) {
     const { pipelineId } = req.params as { pipelineId: string };
     // Outside the caller's tenants it answers exactly like an unknown ID.
     const visible = authz.can(principalOf(req), 'read', { kind: 'pipeline', pipelineId });
     const view = visible ? readPipeline(app.runtime.db, pipelineId, app.runtime.clock()) : undefined;
     if (!view) throw new NotFoundError(`Pipeline ${pipelineId} not found`);
     return reply.status(200).send({ success: true, data: { ...view, owner: pipelineOwner(app.runtime.db, pipelineId) ?? null } });
-  });
+  }
+  app.get('/v1/sdk/pipelines/:pipelineId', { preHandler: requireApiKey(app), config: messageErrors, schema: pipelineSchemas.read }, read);
+  app.get('/v1/sdk/pipelines/:pipelineId/:userId', { preHandler: requireSession(app), config: messageErrors, schema: pipelineSchemas.readWithSession }, read);
+
+  // The settings UI's pipelines list: admins every pipeline, a member those of their granted clients.
+  app.get('/v1/bi/admin/pipelines/:userId', { preHandler: requireSession(app), schema: pipelineSchemas.list }, async (req) => ({
+    success: true,
+    pipelines: listPipelines(app.runtime.db, authz.tenants(principalOf(req)), app.runtime.clock()),
+  }));
 }

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ValidationError } from '../../controller/errors.ts';
+import { NotFoundError, ValidationError } from '../../controller/errors.ts';
 import { parseStatusFilter } from '../../controller/reconciler/status-filter.ts';
 import type { StatusRecord } from '../../controller/reconciler/status.ts';
 import type { ReconcileEvent } from '../../controller/reconciler/types.ts';
@@ -20,6 +20,7 @@ interface StatusQuery {
 /** One row of `GET /v1/reconciler/status`. */
 export function statusItem(s: StatusRecord) {
   return {
+    key: s.key,
     kind: s.kind,
     name: s.name,
     path: s.path,
@@ -33,6 +34,20 @@ export function statusItem(s: StatusRecord) {
     lastAttemptedRevision: s.lastAttemptedRevision,
     lastTransitionAt: s.lastTransitionAt,
   };
+}
+
+/** A git URL as shown to users: credentials (`https://user:token@host/...`) left out. */
+export function publicGitUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (!u.username && !u.password) return url;
+    u.username = '';
+    u.password = '';
+    return u.toString();
+  } catch {
+    // scp-like `git@host:org/repo.git`: its user is no secret.
+    return url;
+  }
 }
 
 /**
@@ -66,6 +81,10 @@ export default async function reconcilerRoutes(app: FastifyInstance): Promise<vo
     const onEvent = (e: ReconcileEvent) => {
       if (!mayRead(e)) return;
       res.write(`data: ${JSON.stringify(e)}\n\n`);
+      // Node corks a response's socket until the next tick; the steps of one apply run within a
+      // tick (one transaction), so without this they would leave together after the last one,
+      // racing the write's own HTTP answer. Each event leaves now.
+      res.socket?.uncork();
     };
     const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), HEARTBEAT_MS);
     heartbeat.unref();
@@ -90,9 +109,11 @@ export default async function reconcilerRoutes(app: FastifyInstance): Promise<vo
     const filter = parseStatusFilter(req.query, rt.reconciler.kinds);
     const caller = principalOf(req);
     const git = rt.gitSource;
+    const g = rt.config.git;
     return {
       success: true,
       revision: git ? git.revision : null,
+      source: git && g ? { type: 'git', location: publicGitUrl(g.url), branch: g.branch, path: g.path } : { type: 'directory', location: rt.source.root },
       ready: rt.reconciler.ready,
       pruneBlocked: rt.reconciler.pruneBlocked ?? null,
       ...(git?.lastError ? { gitError: git.lastError } : {}),
@@ -129,6 +150,16 @@ export default async function reconcilerRoutes(app: FastifyInstance): Promise<vo
       };
     },
   );
+
+  // Retry now (the console): the manifest's file reconciled again as it is.
+  app.post<{ Body: { key?: unknown } | undefined }>('/v1/reconciler/retry', { preHandler: requireSession(app, { role: 'admin' }), schema: reconcilerSchemas.retry }, async (req) => {
+    const body = req.body ?? {};
+    const key = typeof body === 'object' && !Array.isArray(body) ? body.key : undefined;
+    if (typeof key !== 'string' || key === '') throw new ValidationError([{ path: 'key', message: 'key must be a manifest key such as Client/ACME' }]);
+    const result = await app.runtime.track(() => app.runtime.reconciler.retry(key));
+    if (!result) throw new NotFoundError(`Manifest ${key} not found`);
+    return { success: true, key: result.key, phase: result.phase, reason: result.reason, message: result.message };
+  });
 
   await app.register(webhook);
 }

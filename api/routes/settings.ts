@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { readClient } from '../../controller/kinds/client/registry.ts';
+import { columnTypesOf } from '../../controller/kinds/dashboard/fields.ts';
 import { DEFAULT_TEST_TIMEOUT_MS, testConnection, type ConnectionTarget } from '../../controller/connections/test-connection.ts';
 import { NotFoundError, ValidationError } from '../../controller/errors.ts';
 import type { ConnectionSpec } from '../../controller/kinds/connection/applier.ts';
 import { VENDORS } from '../../controller/generated/schema-constants.ts';
-import { SecretStore } from '../../controller/secrets/store.ts';
 import { secretTarget } from '../../controller/secrets/target.ts';
 import { isIdOf } from '../../controller/store/ids.ts';
 import type { Problem } from '../../controller/types.ts';
@@ -50,6 +50,10 @@ export function readConnectionBody(body: unknown, opts: { requireName: boolean }
     if (typeof b.connectionId !== 'string' || !isIdOf('connection', b.connectionId)) problems.push({ path: 'connectionId', message: 'connectionId must have the shape D####A#####' });
     else spec.connectionId = b.connectionId;
   }
+  if (b.owner !== undefined && b.owner !== '') {
+    if (typeof b.owner !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(b.owner)) problems.push({ path: 'owner', message: 'owner must be a client ID' });
+    else spec.owner = b.owner.toUpperCase();
+  }
   if (opts.requireName && !spec.name) problems.push({ path: 'name', message: 'name is required' });
   if (spec.vendor === 'POSTGRESQL' && !spec.host && !spec.accountUrl) problems.push({ path: 'host', message: 'host (or accountUrl) is required for POSTGRESQL' });
   if (spec.vendor === 'SNOWFLAKE' && !spec.accountUrl) problems.push({ path: 'accountUrl', message: 'accountUrl is required for SNOWFLAKE' });
@@ -68,6 +72,15 @@ export function readConnectionBody(body: unknown, opts: { requireName: boolean }
 }
 
 /** Column names a core model's definition lists (`columns: [name | {name}]`), for the wizard's VDM picker. */
+/** A stored definition's JSON, or undefined when it does not parse. */
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 export function modelColumns(definition: string): string[] {
   let parsed: unknown;
   try {
@@ -84,7 +97,7 @@ export function modelColumns(definition: string): string[] {
 
 export default async function settings(app: FastifyInstance, opts: SettingsOptions = {}): Promise<void> {
   const rt = app.runtime;
-  const secrets = new SecretStore({ db: rt.db, secretKey: rt.config.secretKey, clock: rt.clock });
+  const secrets = rt.secrets;
   const saveConnection = new SaveConnection({ runtime: rt, secrets });
   const admin = { preHandler: requireSession(app, { role: 'admin' }) };
   const authz = rt.authz;
@@ -112,7 +125,7 @@ export default async function settings(app: FastifyInstance, opts: SettingsOptio
     }[];
     return {
       success: true,
-      coreModels: rows.map((r) => ({ modelId: r.model_id, name: r.name, description: r.description, columns: modelColumns(r.definition) })),
+      coreModels: rows.map((r) => ({ modelId: r.model_id, name: r.name, description: r.description, columns: modelColumns(r.definition), columnTypes: Object.fromEntries(columnTypesOf(safeJson(r.definition))) })),
     };
   });
 

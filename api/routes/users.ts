@@ -1,12 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import { checkClientIds, type Role, type UserView } from '../../controller/auth/users.ts';
-import { NotFoundError, ValidationError } from '../../controller/errors.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../../controller/errors.ts';
 import type { Problem } from '../../controller/types.ts';
 import { requireSession } from '../auth/guards.ts';
 import { principalOf } from '../auth/principal.ts';
 import { userSchemas } from '../schemas/users.ts';
 
 const ROLES: readonly Role[] = ['admin', 'member'];
+export const SELF_DISABLE = 'You cannot disable your own account; another admin can';
+export const SELF_DEMOTE = 'You cannot remove your own admin role; another admin can';
 
 type Rec = Record<string, unknown>;
 
@@ -40,7 +42,8 @@ const view = (u: UserView) => ({ userId: u.userId, username: u.username, role: u
 
 /**
  * The users API (DESIGN.md, tenancy): list, create, change role / grants / disabled. Admin
- * sessions only; the last enabled admin cannot be demoted or disabled (409).
+ * sessions only; the last enabled admin cannot be demoted or disabled, nor an admin disable or
+ * demote themself (409).
  */
 export default async function userRoutes(app: FastifyInstance): Promise<void> {
   const admin = { preHandler: requireSession(app, { role: 'admin' }) };
@@ -73,6 +76,11 @@ export default async function userRoutes(app: FastifyInstance): Promise<void> {
     const users = app.runtime.auth.users;
     const target = req.params.targetUserId;
     if (!users.get(target)) throw new NotFoundError(`User ${target} not found`);
+    // An admin never locks themself out: another admin must do it.
+    if (target === principalOf(req).userId) {
+      if (b.disabled === true) throw new ConflictError(SELF_DISABLE);
+      if (role === 'member') throw new ConflictError(SELF_DEMOTE);
+    }
     users.update(target, { role, disabled: b.disabled as boolean | undefined });
     if (clients) users.setClients(target, clients, principalOf(req).userId);
     req.log.info({ userId: target, role, clients, disabled: b.disabled, by: principalOf(req).userId }, 'user changed');

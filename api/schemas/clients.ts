@@ -1,4 +1,4 @@
-import { answer, CLIENT_ID, oneOf, pathParams, route, schemaFile, USER_ID, writeVariant } from './common.ts';
+import { answer, apiBody, CLIENT_ID, oneOf, pathParams, route, schemaFile, USER_ID, writeVariant } from './common.ts';
 
 const onboard = (auth: 'apiKey' | 'admin') =>
   route({
@@ -36,6 +36,8 @@ export const clientSchemas = {
         limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100, description: 'results per page' },
         status: { type: 'string', enum: ['ACTIVE', 'FAILED', 'DELETED'], description: 'case-insensitive' },
         search: { type: 'string', maxLength: 256, description: 'case-insensitive regular expression (RE2) on clientId or clientName' },
+        sort: { type: 'string', enum: ['clientId', 'clientName', 'status', 'onboardedDate'], description: 'order of the listing (default: onboardedDate, newest first); ties by clientId' },
+        order: { type: 'string', enum: ['asc', 'desc'], description: 'direction of sort (default asc, desc for onboardedDate)' },
       },
     },
     response: { 200: answer('ClientList', 'One page of the registry'), 400: answer('ErrorBody', 'A query parameter is invalid (each named)') },
@@ -58,6 +60,32 @@ export const clientSchemas = {
       200: { description: 'The onboarding package', ...schemaFile('client') },
       404: answer('ErrorBody', '`Client <ID> not found`'),
       409: answer('ErrorBody', 'The client is not ACTIVE: only an ACTIVE client can be exported'),
+    },
+  }),
+  resources: route({
+    ...admin,
+    auth: 'session',
+    method: 'GET',
+    operationId: 'clientResources',
+    summary: "A client's resources by name, its manifests' reconcile status and what offboarding would prune (the console's client page)",
+    description: 'Admins see every client; a member only the clients granted to them (others answer 404).',
+    params: pathParams({ clientId: CLIENT_ID, userId: USER_ID }),
+    response: { 200: answer('ClientResources', 'The client and its resources'), 404: answer('ErrorBody', '`Client <ID> not found` (also outside the caller\'s clients)') },
+  }),
+  offboard: route({
+    ...admin,
+    method: 'POST',
+    operationId: 'offboardClient',
+    summary: "Offboard a client: withdraw its manifest (removed, or a commit removing it in git mode) and prune what it created",
+    description: 'The removal is reconciled at once: its dashboards, model and VDMs and the connection its onboarding created (when nothing else uses it) are removed; the registry entry stays as DELETED. Pipelines have their own manifests and stay.',
+    params: pathParams({ clientId: CLIENT_ID, userId: USER_ID }),
+    body: apiBody('OffboardRequest'),
+    response: {
+      200: answer('ClientOffboarded', 'Withdrawn and pruned'),
+      400: answer('ErrorBody', '`confirm` does not repeat the client ID'),
+      404: answer('ErrorBody', '`Client <ID> not found`'),
+      409: answer('ErrorBody', 'The client has no manifest to withdraw (already offboarded, or a failed API onboarding)'),
+      503: answer('ErrorBody', 'The manifest could not be removed (folder not writable, git push refused)'),
     },
   }),
 };

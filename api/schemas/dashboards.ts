@@ -1,4 +1,4 @@
-import { answer, pathParams, route, schemaFile, writeVariant } from './common.ts';
+import { answer, CLIENT_ID, pathParams, route, schemaFile, USER_ID, writeVariant } from './common.ts';
 
 const importDashboard = (auth: 'apiKey' | 'session') =>
   route({
@@ -30,6 +30,29 @@ export const dashboardSchemas = {
       200: answer('DashboardRead', 'The dashboard'),
       404: answer('ErrorBody', '`Dashboard <ID> not found` (also outside the key\'s client scope)'),
     },
+  }),
+  readWithSession: route({
+    method: 'GET',
+    operationId: 'readDashboardSession',
+    summary: 'A stored dashboard, browser session (the console\'s dashboard page)',
+    tags: ['dashboards'],
+    auth: 'session',
+    params: pathParams({ facadeId: { type: 'string', description: 'facade ID (F####A#####)' }, userId: USER_ID }),
+    response: {
+      200: answer('DashboardRead', 'The dashboard'),
+      404: answer('ErrorBody', '`Dashboard <ID> not found` (also outside the caller\'s clients)'),
+    },
+  }),
+  list: route({
+    method: 'GET',
+    operationId: 'listDashboards',
+    summary: 'The dashboards the caller may see, with their sections and charts (the console\'s dashboards page)',
+    description: 'Admins see every dashboard; a member those of the clients granted to them.',
+    tags: ['dashboards'],
+    auth: 'session',
+    params: pathParams({ userId: USER_ID }),
+    querystring: { type: 'object', properties: { clientId: { ...CLIENT_ID, description: 'only the dashboards this client owns' } } },
+    response: { 200: answer('DashboardList', 'The dashboards, by name') },
   }),
   chartTypes: route({
     method: 'GET',

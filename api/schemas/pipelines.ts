@@ -1,4 +1,4 @@
-import { answer, oneOf, pathParams, route, schemaFile, writeVariant } from './common.ts';
+import { answer, oneOf, pathParams, route, schemaFile, USER_ID, writeVariant } from './common.ts';
 
 const importPipeline = (auth: 'apiKey' | 'session') =>
   route({
@@ -32,5 +32,26 @@ export const pipelineSchemas = {
     errors: 'MessageError',
     params: pathParams({ pipelineId: { type: 'string', description: 'pipeline ID (DP-<digits>)' } }),
     response: { 200: answer('PipelineRead', 'The pipeline'), 404: answer('MessageError', '`Pipeline <ID> not found`') },
+  }),
+  readWithSession: route({
+    method: 'GET',
+    operationId: 'readPipelineSession',
+    summary: 'A stored pipeline with its resolved steps (browser session)',
+    description: 'A member reads only the pipelines of their granted clients; others answer like an unknown ID.',
+    tags: ['pipelines'],
+    auth: 'session',
+    errors: 'MessageError',
+    params: pathParams({ pipelineId: { type: 'string', description: 'pipeline ID (DP-<digits>)' }, userId: USER_ID }),
+    response: { 200: answer('PipelineRead', 'The pipeline'), 404: answer('MessageError', '`Pipeline <ID> not found`') },
+  }),
+  list: route({
+    method: 'GET',
+    operationId: 'listPipelines',
+    summary: 'Every pipeline the caller may see, with owner, schedule, next and last run',
+    description: 'Admins see every pipeline; a member the pipelines of their granted clients.',
+    tags: ['pipelines'],
+    auth: 'session',
+    params: pathParams({ userId: USER_ID }),
+    response: { 200: answer('PipelineList', 'The pipelines, by name') },
   }),
 };

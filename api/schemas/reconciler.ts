@@ -43,6 +43,19 @@ export const reconcilerSchemas = {
       503: answer('ErrorBody', 'git mode: the remote could not be fetched'),
     },
   }),
+  retry: route({
+    method: 'POST',
+    operationId: 'retryManifest',
+    summary: 'Retry now: reconcile one manifest again as its file is, without waiting for the backoff',
+    tags: ['reconciler'],
+    auth: 'admin',
+    body: apiBody('RetryRequest'),
+    response: {
+      200: answer('RetryResult', 'The result of the reconcile'),
+      400: answer('ErrorBody', '`key` is missing or not a string'),
+      404: answer('ErrorBody', '`Manifest <key> not found`: no status row, or its file is gone'),
+    },
+  }),
   webhook: route({
     method: 'POST',
     operationId: 'gitWebhook',

@@ -36,7 +36,7 @@ export const userSchemas = {
       200: answer('UserWritten', 'Changed'),
       400: answer('ErrorBody', 'A field is invalid (each named), or a malformed body'),
       404: answer('ErrorBody', '`User <ID> not found`'),
-      409: answer('ErrorBody', 'The last admin cannot be demoted or disabled'),
+      409: answer('ErrorBody', 'The last admin cannot be demoted or disabled; an admin cannot disable or demote themself'),
     },
   }),
 };

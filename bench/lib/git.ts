@@ -2,6 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { FAST_IMPORT_ARGS, importStream } from '../../controller/git/fast-import.ts';
+import { STAGING_REF } from '../../controller/git/repo.ts';
+import { percentile, round } from './load.ts';
 
 const GIT_IDENTITY = ['-c', 'user.name=bench seed', '-c', 'user.email=seed@bench.invalid', '-c', 'commit.gpgsign=false'];
 
@@ -44,4 +47,53 @@ export async function waitForCommits(bare: string, n: number, timeoutMs: number)
     if (Date.now() > deadline) return false;
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** Per-operation p50s of git-mode writes done by hand in a scratch clone (the floors of the git benchmarks). */
+export interface GitWriteFloors {
+  /** One manifest written, `git add` + `git commit` through the CLI (no push): ms. */
+  commitPerWrite: number;
+  /** `batch` commits (one manifest each) built by one `git fast-import` and pushed with one `git push`: ms. */
+  batchImportPush: number;
+  /** One commit by `git fast-import` and one `git push` (an onboarding alone): ms. */
+  singleImportPush: number;
+}
+
+/**
+ * What git itself costs per API write, measured the way the writer does it: `rounds` batches of
+ * `batch` commits, each built in one fast-import process and pushed once to a bare repository
+ * on the same disk, next to the old way (`git add` + `git commit` per write). `text(i)` is the
+ * i-th manifest.
+ */
+export function gitWriteFloors(dir: string, text: (i: number) => string, opts: { batch: number; rounds: number }): GitWriteFloors {
+  const { url } = createSeededBareRepo(dir, { 'manifests/.keep': '' });
+  const clone = join(dir, 'clone');
+  git(dir, 'clone', '--quiet', url, 'clone');
+  const committer = { name: 'bench', email: 'bench@bench.invalid' };
+  let n = 0;
+  const importPush = (count: number): number => {
+    const commits = Array.from({ length: count }, () => {
+      const i = n++;
+      return { author: { name: `user ${i}`, email: `u${i}@bench.invalid` }, message: `import dashboard floor-${i}`, path: `manifests/dashboards/floor-${i}.yaml`, content: text(i) };
+    });
+    const t0 = performance.now();
+    const base = git(clone, 'rev-parse', 'HEAD').trim();
+    execFileSync('git', FAST_IMPORT_ARGS, { cwd: clone, input: importStream(commits, STAGING_REF, base, committer), stdio: ['pipe', 'pipe', 'pipe'] });
+    git(clone, 'push', '--quiet', '--porcelain', 'origin', `${STAGING_REF}:refs/heads/main`);
+    git(clone, 'reset', '--quiet', '--keep', STAGING_REF);
+    return performance.now() - t0;
+  };
+  const batches = Array.from({ length: opts.rounds }, () => importPush(opts.batch));
+  const singles = Array.from({ length: opts.rounds }, () => importPush(1));
+  const commits = Array.from({ length: opts.rounds * opts.batch }, () => {
+    const i = n++;
+    const rel = `manifests/dashboards/floor-${i}.yaml`;
+    const t0 = performance.now();
+    mkdirSync(dirname(join(clone, rel)), { recursive: true });
+    writeFileSync(join(clone, rel), text(i));
+    git(clone, 'add', '--all', '--', rel);
+    git(clone, 'commit', '--quiet', '--no-verify', `--author=user ${i} <u${i}@bench.invalid>`, '-m', `import dashboard floor-${i}`, '--', rel);
+    return performance.now() - t0;
+  });
+  return { commitPerWrite: round(percentile(commits, 50), 2), batchImportPush: round(percentile(batches, 50), 2), singleImportPush: round(percentile(singles, 50), 2) };
 }

@@ -81,7 +81,9 @@ export class ServerProcess {
       ...(this.opts.gitUrl ? { BI_GIT_URL: this.opts.gitUrl, BI_GIT_INTERVAL: this.opts.gitInterval ?? '2s' } : {}),
       ...this.opts.env,
     };
-    const child = spawn(process.execPath, [BICTL, 'serve'], { cwd: this.opts.dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Profiling the server under a bench: BENCH_SERVER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'.
+    const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+    const child = spawn(process.execPath, [...nodeArgs, BICTL, 'serve'], { cwd: this.opts.dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.#child = child;
     this.#exit = new Promise((res) => child.once('exit', (code) => res(code)));
     const onData = (d: Buffer) => {

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { pipeline as pipe } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
@@ -32,15 +34,27 @@ async function findUser(): Promise<string | { skipped: string }> {
 }
 
 /** 10 columns: integers, decimals as text, dates, texts. */
-const COLUMNS = 'id integer, customer text, email text, amount numeric(12,2), qty integer, price text, country text, created date, status text, note text';
+export const COLUMNS = 'id integer, customer text, email text, amount numeric(12,2), qty integer, price text, country text, created date, status text, note text';
 
-function seedSql(schema: string, rows: number): string {
+export function seedSql(schema: string, rows: number): string {
   return `INSERT INTO "${schema}".src
     SELECT i, 'customer ' || (i % 5000), 'user' || i || '@example.com', (i % 100000) / 100.0, i % 500,
            ((i % 9000) / 100.0)::text, CASE i % 3 WHEN 0 THEN 'de' WHEN 1 THEN 'fr' ELSE 'us' END,
            DATE '2026-01-01' + (i % 365), '  open  ', 'a note of some length for row ' || i
     FROM generate_series(1, ${rows}) i`;
 }
+
+/** The benchmark's rules (also measured in-process by bench/engine-measure.ts). */
+export const TRANSFORM_RULES = [
+  { field: 'price', rule: 'to_decimal' },
+  { field: 'country', rule: 'uppercase' },
+  { field: 'status', rule: 'trim' },
+];
+export const VALIDATE_RULES = [
+  { field: 'id', rule: 'not_null' },
+  { field: 'email', rule: 'email' },
+  { field: 'qty', rule: 'range', params: { min: 0, max: 1000 } },
+];
 
 /**
  * The floor: the same rows through `COPY (SELECT …) TO STDOUT` piped into `COPY … FROM STDIN`,
@@ -59,6 +73,18 @@ async function copyFloorMs(user: string, schema: string): Promise<number> {
   } finally {
     await reader.end();
     await writer.end();
+  }
+}
+
+/** CPU time (user + system, all threads) a process has used, in ms; undefined off Linux. */
+function cpuMs(pid: number | undefined): number | undefined {
+  if (!pid) return undefined;
+  try {
+    // fields after the command's closing parenthesis: utime and stime are the 12th and 13th
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return undefined;
   }
 }
 
@@ -118,26 +144,8 @@ export async function pipelineBench(report: Report, opts: { rows: number; base: 
           source: { connectionId: PG_CONNECTION_ID, type: 'database', config: { tableName: 'src' } },
           destination: { connectionId: PG_CONNECTION_ID, schemaName: schema },
           steps: [
-            {
-              type: 'transform',
-              config: {
-                rules: [
-                  { field: 'price', rule: 'to_decimal' },
-                  { field: 'country', rule: 'uppercase' },
-                  { field: 'status', rule: 'trim' },
-                ],
-              },
-            },
-            {
-              type: 'validate',
-              config: {
-                rules: [
-                  { field: 'id', rule: 'not_null' },
-                  { field: 'email', rule: 'email' },
-                  { field: 'qty', rule: 'range', params: { min: 0, max: 1000 } },
-                ],
-              },
-            },
+            { type: 'transform', config: { rules: TRANSFORM_RULES } },
+            { type: 'validate', config: { rules: VALIDATE_RULES } },
             { type: 'load', config: { tableName: 'dst', mode: 'replace' } },
           ],
         },
@@ -151,6 +159,7 @@ export async function pipelineBench(report: Report, opts: { rows: number; base: 
       // Floor first, then the run, then the floor again: the mean of the two is the comparison.
       const floorA = await copyFloorMs(user, schema);
       let finished = false;
+      const cpu0 = cpuMs(ctx.server.pid);
       const t0 = performance.now();
       const started = await request(`${ctx.server.url}/v1/sdk/pipelines/${pipelineId}/runs`, { method: 'POST', headers: ctx.keyHeaders });
       if (started.status !== 202) {
@@ -167,6 +176,7 @@ export async function pipelineBench(report: Report, opts: { rows: number; base: 
         await new Promise((r) => setTimeout(r, 50));
       }
       const wallMs = performance.now() - t0;
+      const cpu1 = cpuMs(ctx.server.pid);
       finished = true;
       const latencies = await probe;
       const floorB = await copyFloorMs(user, schema);
@@ -182,7 +192,17 @@ export async function pipelineBench(report: Report, opts: { rows: number; base: 
         value: round(runMs / floorMs, 2),
         unit: '×',
         goal: '<= 2.5',
-        detail: { runMs: Math.round(runMs), wallMs: Math.round(wallMs), floorMs: Math.round(floorMs), floorRuns: [Math.round(floorA), Math.round(floorB)], rowsWritten: run.rowsWritten, steps: run.steps },
+        detail: {
+          runMs: Math.round(runMs),
+          wallMs: Math.round(wallMs),
+          // CPU the server used meanwhile (the run's worker, the API probes): less sensitive to a busy machine than the wall time
+          serverCpuMs: cpu0 !== undefined && cpu1 !== undefined ? Math.round(cpu1 - cpu0) : null,
+          loadAverage: loadavg()[0],
+          floorMs: Math.round(floorMs),
+          floorRuns: [Math.round(floorA), Math.round(floorB)],
+          rowsWritten: run.rowsWritten,
+          steps: run.steps,
+        },
       });
       report.add({ bench: BENCH, figure: 'rows per second through the run', value: Math.round(run.rowsWritten / (runMs / 1000)), unit: 'rows/s' });
       const rss = ctx.server.peakRssMb();

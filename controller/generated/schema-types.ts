@@ -879,6 +879,199 @@ export type ApiClientAudit = {
   } | null;
 };
 /**
+ * What withdrawing the client's manifest prunes, and what stays
+ */
+export type ApiOffboardPlan = {
+  manifestKey: string;
+  path: string | null;
+  removes: {
+    /**
+     * the client: its registry entry stays as DELETED (audit)
+     */
+    client: string;
+    /**
+     * the connection its onboarding created, when nothing else uses it
+     */
+    connectionId: string | null;
+    modelId: string | null;
+    vdmIds: string[];
+    facadeIds: string[];
+  };
+  keeps: {
+    /**
+     * a connection another manifest defined or something else uses
+     */
+    connectionId: string | null;
+    /**
+     * pipelines come from their own manifests: they stay
+     */
+    pipelineIds: string[];
+    /**
+     * dashboards of their own manifests on the client's connection
+     */
+    facadeIds: string[];
+  };
+};
+/**
+ * A client's resources by name, the reconcile status of its manifests and what offboarding prunes
+ */
+export type ApiClientResources = {
+  success: true;
+  clientId: string;
+  /**
+   * registry status; null when the client was never applied
+   */
+  status: ('ACTIVE' | 'FAILED' | 'DELETED') | null;
+  connection: {
+    connectionId: string;
+    name: string;
+    vendor: string;
+    shared: boolean;
+    manifestKey: string | null;
+    /**
+     * null: never tested from the console
+     */
+    lastTest: ApiConnectionLastTest | null;
+  } | null;
+  model: {
+    modelId: string;
+    name: string;
+    coreModelId: string;
+    securityEnabled: boolean;
+  } | null;
+  vdms: {
+    vdmId: string;
+    name: string;
+    published: boolean;
+    columns: string[];
+    calculations: string[];
+  }[];
+  dashboards: ApiDashboardSummary[];
+  pipelines: {
+    pipelineId: string;
+    name: string;
+    status: string;
+    manifestKey: string | null;
+  }[];
+  /**
+   * the reconcile status of the client's manifest and of the manifests of its dashboards, pipelines and connections
+   */
+  manifests: ApiStatusItem[];
+  /**
+   * what offboarding would prune; null when no manifest can be withdrawn
+   */
+  offboard: ApiOffboardPlan | null;
+};
+/**
+ * The last Test Connection of a stored connection
+ */
+export type ApiConnectionLastTest = {
+  /**
+   * ISO 8601 timestamp (UTC)
+   */
+  at: string;
+  ok: boolean;
+  message: string;
+  durationMs: number;
+  /**
+   * user ID of who ran it
+   */
+  by: string | null;
+};
+/**
+ * A dashboard with its sections and charts (titles and types)
+ */
+export type ApiDashboardSummary = {
+  facadeId: string;
+  name: string;
+  description: string;
+  /**
+   * the client that owns it; null: no client (admins only)
+   */
+  owner: string | null;
+  /**
+   * the manifest that wrote it (`Dashboard/<name>` or `Client/<name>`)
+   */
+  manifestKey: string | null;
+  sections: {
+    experimentId: string;
+    name: string;
+    charts: {
+      chartId: string;
+      title: string;
+      /**
+       * CH code
+       */
+      type: string;
+    }[];
+  }[];
+  /**
+   * ISO 8601 timestamp (UTC)
+   */
+  updatedAt: string;
+};
+/**
+ * The reconcile status of one manifest
+ */
+export type ApiStatusItem = {
+  /**
+   * the manifest key: `<Kind>/<name>`, or `File/<path>` for a file that never defined a valid object
+   */
+  key: string;
+  kind: string;
+  name: string;
+  path: string | null;
+  /**
+   * reconcile phase of the manifest
+   */
+  phase: 'Pending' | 'Synced' | 'Failed' | 'Invalid' | 'Pruned';
+  /**
+   * why the phase is not Synced, machine-readable: the failing step (e.g. `create model`), `parse`, `schema`, `conflict`, `validate`, `prune`, `prune-blocked`, `store`; null when Synced
+   */
+  reason: string | null;
+  message: string;
+  attempts: number;
+  nextRetryAt: string | null;
+  /**
+   * IDs of the resources the manifest owns, by name (e.g. modelId, vdmIds, facadeId, pipelineId)
+   */
+  resourceIds: {
+    /**
+     * an ID, a list of IDs, or a flag such as connectionCreated
+     */
+    [k: string]: string | boolean | string[];
+  };
+  lastAppliedRevision: string | null;
+  lastAttemptedRevision: string | null;
+  /**
+   * ISO 8601 timestamp (UTC)
+   */
+  lastTransitionAt: string;
+};
+export type ApiOffboardRequest = {
+  /**
+   * the client ID again (typed-name confirmation)
+   */
+  confirm: string;
+};
+/**
+ * The client's manifest was withdrawn and its removal reconciled
+ */
+export type ApiClientOffboarded = {
+  success: true;
+  clientId: string;
+  /**
+   * registry status after the prune (DELETED)
+   */
+  status: ('ACTIVE' | 'FAILED' | 'DELETED') | null;
+  manifest: {
+    key: string;
+    phase: 'Pending' | 'Synced' | 'Failed' | 'Invalid' | 'Pruned';
+    message: string;
+  } | null;
+  removed: ApiOffboardPlan;
+};
+/**
  * Spec 4.9
  */
 export type ApiChartTypes = {
@@ -1011,6 +1204,13 @@ export type ApiDashboardRead = {
    */
   owner: string | null;
   dashboard: ApiDashboardView;
+};
+/**
+ * The dashboards the caller may see
+ */
+export type ApiDashboardList = {
+  success: true;
+  dashboards: ApiDashboardSummary[];
 };
 /**
  * Spec 4.4
@@ -1170,40 +1370,6 @@ export type ApiPruneBlocked = {
    */
   at: string;
 };
-/**
- * The reconcile status of one manifest
- */
-export type ApiStatusItem = {
-  kind: string;
-  name: string;
-  path: string | null;
-  /**
-   * reconcile phase of the manifest
-   */
-  phase: 'Pending' | 'Synced' | 'Failed' | 'Invalid' | 'Pruned';
-  /**
-   * why the phase is not Synced, machine-readable: the failing step (e.g. `create model`), `parse`, `schema`, `conflict`, `validate`, `prune`, `prune-blocked`, `store`; null when Synced
-   */
-  reason: string | null;
-  message: string;
-  attempts: number;
-  nextRetryAt: string | null;
-  /**
-   * IDs of the resources the manifest owns, by name (e.g. modelId, vdmIds, facadeId, pipelineId)
-   */
-  resourceIds: {
-    /**
-     * an ID, a list of IDs, or a flag such as connectionCreated
-     */
-    [k: string]: string | boolean | string[];
-  };
-  lastAppliedRevision: string | null;
-  lastAttemptedRevision: string | null;
-  /**
-   * ISO 8601 timestamp (UTC)
-   */
-  lastTransitionAt: string;
-};
 export type ApiReconcileStatus = {
   success: true;
   /**
@@ -1217,6 +1383,25 @@ export type ApiReconcileStatus = {
    * git mode: the last fetch or push error (a missing remote branch, an unreachable remote), until one succeeds
    */
   gitError?: string;
+  source: ApiManifestSource;
+};
+/**
+ * Where the manifests come from
+ */
+export type ApiManifestSource = {
+  type: 'directory' | 'git';
+  /**
+   * the manifests folder, or the git URL without credentials
+   */
+  location: string;
+  /**
+   * git mode: the branch
+   */
+  branch?: string;
+  /**
+   * git mode: the sub-folder of the repository
+   */
+  path?: string;
 };
 export type ApiSyncRequest = {
   /**
@@ -1237,6 +1422,22 @@ export type ApiSyncReport = {
   pruned: string[];
   failed: string[];
   pruneBlocked: ApiPruneBlocked | null;
+};
+export type ApiRetryRequest = {
+  /**
+   * the manifest key, `<Kind>/<name>` (e.g. `Client/ACME`)
+   */
+  key: string;
+};
+/**
+ * The result of reconciling the manifest again
+ */
+export type ApiRetryResult = {
+  success: true;
+  key: string;
+  phase: 'Pending' | 'Synced' | 'Failed' | 'Invalid' | 'Pruned';
+  reason: string | null;
+  message: string;
 };
 /**
  * The fetch and sync run in the background
@@ -1350,6 +1551,12 @@ export type ApiCoreModelList = {
      * column names of the model's definition
      */
     columns: string[];
+    /**
+     * declared types of the columns written as {name, type} in the definition (number, text, date, ...); a column without one is absent
+     */
+    columnTypes?: {
+      [k: string]: string;
+    };
   }[];
 };
 /**
@@ -1373,6 +1580,10 @@ export type ApiConnectionRequest = {
    * keep an ID (D####A#####); a new one is issued when omitted
    */
   connectionId?: string;
+  /**
+   * the client the connection is for: without connectionId, a settings-UI connection this client already owns and no ACTIVE client uses is updated in place instead of a new one being issued (a retried Create leaves no second connection)
+   */
+  owner?: string;
   /**
    * the warehouse password (never stored in the manifest)
    */
@@ -1408,6 +1619,90 @@ export type ApiConnectionWritten = {
    * reconcile phase of the manifest
    */
   phase: 'Pending' | 'Synced' | 'Failed' | 'Invalid' | 'Pruned';
+};
+/**
+ * A pipeline as the settings UI lists it: owner, schedule, next and last run
+ */
+export type ApiPipelineSummary = {
+  pipelineId: string;
+  name: string;
+  description: string;
+  status: string;
+  /**
+   * the client that owns the pipeline; null when none or mixed (admins only)
+   */
+  owner: string | null;
+  /**
+   * the manifest that defines it (`Pipeline/<name>`)
+   */
+  manifestKey: string | null;
+  source: PipelineSource;
+  destination: PipelineDestination;
+  stepCount: number;
+  schedule: PipelineSchedule | null;
+  /**
+   * next run of an enabled schedule, else null
+   */
+  nextRunAt: string | null;
+  /**
+   * the latest run, or null
+   */
+  lastRun: ApiPipelineRun | null;
+};
+export type ApiPipelineList = {
+  success: true;
+  pipelines: ApiPipelineSummary[];
+};
+/**
+ * A stored connection: where it points and who uses it, never a credential
+ */
+export type ApiConnectionSummary = {
+  connectionId: string;
+  name: string;
+  vendor: string;
+  /**
+   * PostgreSQL host, or the Snowflake account host
+   */
+  host: string | null;
+  port: number | null;
+  database: string | null;
+  schema: string | null;
+  warehouse: string | null;
+  username: string | null;
+  /**
+   * how the password is held (never the password)
+   */
+  credential: 'passwordEnv' | 'secret' | 'none';
+  /**
+   * the owning client; null for a shared or unowned connection
+   */
+  owner: string | null;
+  shared: boolean;
+  manifestKey: string | null;
+  lastTest: ApiConnectionLastTest | null;
+  usedBy: {
+    clients: string[];
+    vdms: {
+      vdmId: string;
+      name: string;
+      clientId: string;
+    }[];
+    pipelines: {
+      pipelineId: string;
+      name: string;
+    }[];
+  };
+};
+export type ApiConnectionList = {
+  success: true;
+  connections: ApiConnectionSummary[];
+};
+/**
+ * A stored connection after its test (the test is recorded as its lastTest)
+ */
+export type ApiConnectionTested = {
+  success: true;
+  connection: ApiConnectionSummary;
 };
 export type PipelineApiSourceConfig = {
   endpoint?: string;

@@ -8,6 +8,13 @@ export interface PublishOptions {
   sleep: (ms: number) => Promise<void>;
   backoff?: BackoffPolicy;
   random?: () => number;
+  /** Pushes the change (default: the clone's HEAD). */
+  push?: () => Promise<void>;
+  /**
+   * Puts the change on top of the fetched remote head `head`; false when it conflicts
+   * (default: `git rebase` of the clone's local commits).
+   */
+  rebase?: (head: string) => Promise<boolean>;
 }
 
 /** Delays between push attempts: short, since an API caller is waiting. */
@@ -23,10 +30,12 @@ export async function publish(repo: GitRepo, opts: PublishOptions): Promise<{ re
   const attempts = Math.max(1, opts.attempts ?? 5);
   const policy = opts.backoff ?? PUSH_BACKOFF;
   let rebased = false;
+  const push = opts.push ?? (() => repo.push());
+  const rebase = opts.rebase ?? ((head: string) => repo.rebase(head));
   let last: unknown;
   for (let attempt = 1; attempt <= attempts; attempt++) {
     try {
-      await repo.push();
+      await push();
       return { rebased };
     } catch (err) {
       last = err;
@@ -48,7 +57,7 @@ export async function publish(repo: GitRepo, opts: PublishOptions): Promise<{ re
       continue;
     }
     if (!head) continue;
-    if (!(await repo.rebase(head))) {
+    if (!(await rebase(head))) {
       throw new UnavailableError(`git: the change conflicts with a newer commit on ${repo.branch}; nothing was written`);
     }
     rebased = true;

@@ -1,10 +1,11 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { simpleGit, type SimpleGit } from 'simple-git';
 import { UnavailableError } from '../errors.ts';
+import { FAST_IMPORT_ARGS, importedTip, importStream, type ImportCommit } from './fast-import.ts';
 import type { GitIdentity } from './identity.ts';
 import { formatIdentity } from './identity.ts';
+import { runGit } from './run.ts';
 
 export interface GitRepoOptions {
   /** Folder of the working clone. */
@@ -45,7 +46,7 @@ export class MissingBranchError extends UnavailableError {
   }
 }
 
-/** First line of a git error, without the noise simple-git wraps around it. */
+/** First line of a git error, without the noise around it. */
 export function gitMessage(err: unknown): string {
   const text = String((err as Error)?.message ?? err).trim();
   const line = text.split('\n').find((l) => /fatal:|error:|rejected/i.test(l)) ?? text.split('\n')[0] ?? text;
@@ -63,7 +64,13 @@ export class GitRepo {
   readonly #committer: GitIdentity;
   readonly #timeoutMs: number;
   readonly #observe: GitObserver | undefined;
-  #git: SimpleGit | undefined;
+  #env: Record<string, string> | undefined;
+  /**
+   * HEAD and the remote-tracking head as last known (undefined: ask git). Only this class moves
+   * them, so each mutation forgets or sets them: a batch of writes asks git once, not each time.
+   */
+  #head: string | null | undefined;
+  #remoteHead: string | null | undefined;
   #ensured = false;
   /** Aborted by `abort()` (shutdown) or by the signal of the options. */
   readonly #abort = new AbortController();
@@ -114,26 +121,13 @@ export class GitRepo {
     return `refs/remotes/origin/${this.branch}`;
   }
 
-  #g(): SimpleGit {
-    this.#git ??= simpleGit({
-      baseDir: this.dir,
-      timeout: { block: this.#timeoutMs },
-      abort: this.#abort.signal,
-      // The operator's own environment may name an SSH command or an askpass program for the remote.
-      unsafe: { allowUnsafeSshCommand: true, allowUnsafeAskPass: true },
-    }).env(gitEnv(process.env));
-    return this.#git;
-  }
-
   /** git with the controller as committer and no user or system config surprises. */
-  async #raw(args: string[]): Promise<string> {
-    return this.#g().raw([
-      '-c', `user.name=${this.#committer.name}`,
-      '-c', `user.email=${this.#committer.email}`,
-      '-c', 'core.quotepath=off',
-      '-c', 'commit.gpgsign=false',
-      ...args,
-    ]);
+  async #raw(args: string[], input?: Buffer): Promise<string> {
+    this.#env ??= gitEnv(process.env);
+    return runGit(
+      ['-c', `user.name=${this.#committer.name}`, '-c', `user.email=${this.#committer.email}`, '-c', 'core.quotepath=off', '-c', 'commit.gpgsign=false', ...args],
+      { cwd: this.dir, env: this.#env, silenceMs: this.#timeoutMs, signal: this.#abort.signal, input },
+    );
   }
 
   /** Creates the clone (init + remote) or points an existing one at the configured URL. */
@@ -141,6 +135,7 @@ export class GitRepo {
     if (this.#ensured && existsSync(join(this.dir, '.git'))) return;
     await mkdir(this.dir, { recursive: true });
     if (!existsSync(join(this.dir, '.git'))) {
+      this.#head = this.#remoteHead = undefined;
       await this.#raw(['init', '--quiet']);
       await this.#raw(['symbolic-ref', 'HEAD', `refs/heads/${this.branch}`]);
       await this.#raw(['remote', 'add', 'origin', this.url]);
@@ -168,6 +163,7 @@ export class GitRepo {
       missing = true;
     });
     const head = await this.resolve(this.remoteRef);
+    this.#remoteHead = head;
     // The remote-tracking ref is kept when the branch disappears, so the clone remembers it.
     if (missing && head) throw new MissingBranchError(this.url, this.branch, head);
     return missing ? null : head;
@@ -179,7 +175,8 @@ export class GitRepo {
   }
 
   async head(): Promise<string | null> {
-    return this.resolve('HEAD');
+    if (this.#head === undefined) this.#head = await this.resolve('HEAD');
+    return this.#head;
   }
 
   async isAncestor(rev: string, of: string): Promise<boolean> {
@@ -195,6 +192,7 @@ export class GitRepo {
 
   /** Moves the branch and the working tree to `rev` (null: an empty, unborn branch). Drops stray files. */
   async resetTo(rev: string | null): Promise<void> {
+    this.#head = undefined;
     if (rev) {
       await this.#raw(['checkout', '--quiet', '--force', '-B', this.branch, rev]);
       await this.#raw(['reset', '--quiet', '--hard', rev]);
@@ -204,6 +202,7 @@ export class GitRepo {
       await this.#raw(['read-tree', '--empty']);
     }
     await this.#raw(['clean', '--quiet', '-fd']);
+    if (rev === null || isObjectId(rev)) this.#head = rev;
   }
 
   /** Files under `prefix` that differ between two commits, relative to `prefix`. Renames are a removal plus an addition. */
@@ -237,8 +236,8 @@ export class GitRepo {
 
   /** Stages `paths` (repo-relative; deletions included) and commits them. Null when nothing changed. */
   async commit(paths: string[], message: string, author: GitIdentity): Promise<string | null> {
-    // --verbose and no --quiet: simple-git waits 50 ms more for a command that prints nothing.
-    await this.#raw(['add', '--all', '--verbose', '--', ...paths]);
+    this.#head = undefined;
+    await this.#raw(['add', '--all', '--', ...paths]);
     const staged = await this.#raw(['diff', '--cached', '--name-only', '--', ...paths]);
     if (!staged.trim()) return null;
     await this.#raw(['commit', '--no-verify', `--author=${formatIdentity(author)}`, '-m', message, '--', ...paths]);
@@ -251,14 +250,52 @@ export class GitRepo {
    * remote commit): a branch deleted or moved meanwhile refuses the push ("stale info") instead
    * of being recreated without its history. Throws on refusal (see isNonFastForward).
    */
-  async push(): Promise<void> {
-    const known = await this.resolve(this.remoteRef);
+  async push(rev = 'HEAD'): Promise<void> {
+    const known = this.#remoteHead === undefined ? await this.resolve(this.remoteRef) : this.#remoteHead;
     const lease = known ? [`--force-with-lease=refs/heads/${this.branch}:${known}`] : [];
-    await this.#observed('push', () => this.#raw(['push', '--quiet', '--porcelain', ...lease, 'origin', `HEAD:refs/heads/${this.branch}`]));
+    this.#remoteHead = undefined;
+    await this.#observed('push', () => this.#raw(['push', '--quiet', '--porcelain', ...lease, 'origin', `${rev}:refs/heads/${this.branch}`]));
+    // The push moved the remote-tracking ref there too.
+    if (isObjectId(rev)) this.#remoteHead = rev;
+  }
+
+  /**
+   * Builds `commits` (one each, in order) on top of `base` in one `git fast-import` process, on
+   * the private ref STAGING_REF (`-<slot>`: two batches built at once never share one); the
+   * branch, index and working tree are left as they are.
+   * Resolves to the last commit.
+   */
+  async importCommits(base: string | null, commits: ImportCommit[], slot = 0): Promise<string> {
+    const stream = importStream(commits, slot ? `${STAGING_REF}-${slot}` : STAGING_REF, base, this.#committer);
+    return importedTip(await this.#raw(FAST_IMPORT_ARGS, stream));
+  }
+
+  /**
+   * Moves the branch, the index and the working tree to `rev`, a descendant of HEAD with no
+   * local change in the way (`reset --keep`: only the files that differ are touched); a full
+   * reset when that is refused.
+   */
+  async advanceTo(rev: string): Promise<void> {
+    this.#head = undefined;
+    try {
+      await this.#raw(['reset', '--quiet', '--keep', rev]);
+      if (isObjectId(rev)) this.#head = rev;
+    } catch {
+      await this.resetTo(rev);
+    }
+  }
+
+  /** Repository paths that differ between two commits (`from` null: every path of `to`). */
+  async changedPaths(from: string | null, to: string): Promise<Set<string>> {
+    const out = from
+      ? await this.#raw(['diff', '--name-only', '-z', '--no-renames', from, to])
+      : await this.#raw(['ls-tree', '-r', '-z', '--name-only', to]);
+    return new Set(out.split('\0').filter(Boolean));
   }
 
   /** Replays the local commits onto the fetched remote head; false (and aborted) on conflict. */
   async rebase(onto: string): Promise<boolean> {
+    this.#head = undefined;
     try {
       await this.#raw(['rebase', '--quiet', onto]);
       return true;
@@ -270,6 +307,7 @@ export class GitRepo {
 
   /** A commit undoing `rev` on top of HEAD (history is never rewritten). */
   async revert(rev: string, author: GitIdentity, message: string): Promise<string | null> {
+    this.#head = undefined;
     const parents = (await this.#raw(['rev-list', '--parents', '-n', '1', rev])).trim().split(' ').length - 1;
     try {
       await this.#raw(['revert', '--no-commit', ...(parents > 1 ? ['-m', '1'] : []), rev]);
@@ -292,6 +330,9 @@ export class GitRepo {
   }
 }
 
+/** Where the writer builds a batch's commits before pushing them (never pushed by this name). */
+export const STAGING_REF = 'refs/bi-controller/staging';
+
 /** The process environment for git: never prompt, never open an editor or a pager. */
 export function gitEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
@@ -302,6 +343,11 @@ export function gitEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   // A transfer stalled below 1 byte/s for 60 s is given up (git-remote-http would otherwise
   // wait on a silent remote forever, even after its git was killed); the operator's own wins.
   return { GIT_HTTP_LOW_SPEED_LIMIT: '1', GIT_HTTP_LOW_SPEED_TIME: '60', ...out, GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' };
+}
+
+/** A full commit id (not a ref name that could move). */
+function isObjectId(rev: string): boolean {
+  return /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(rev);
 }
 
 function relativeTo(prefix: string, repoPath: string): string | null {

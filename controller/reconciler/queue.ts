@@ -82,6 +82,20 @@ export class WorkQueue<K, R extends Retryable> {
     this.#timers.delete(key);
   }
 
+  /** True while `key` waits for a worker or runs (a run of it now would not be the only one), and once stopped. */
+  holds(key: K): boolean {
+    return this.#stopped || this.#queued.has(key) || this.#running.has(key);
+  }
+
+  /**
+   * `key` was run outside the queue (a sync's chunk, in one transaction) while the queue did
+   * not hold it: its retry is scheduled from `result` as after a run of its own.
+   */
+  ranOutside(key: K, result: R): void {
+    if (result.retryAfterMs === null) this.cancelRetry(key);
+    else this.addAfter(key, result.retryAfterMs);
+  }
+
   get size(): number {
     return this.#queued.size + this.#running.size;
   }

@@ -1,5 +1,4 @@
 import { EventEmitter } from 'node:events';
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { boundMessage, formatProblem } from '../errors.ts';
 import { realScheduler, systemClock, type Scheduler } from '../clock.ts';
 import { isManifestPath, parseManifest } from '../manifest/loader.ts';
@@ -14,6 +13,7 @@ import { WorkQueue } from './queue.ts';
 import { Recorder, resultOf } from './record.ts';
 import { KeyReconciler, type KeyOutcome } from './reconcile-key.ts';
 import { specHash } from './spec-hash.ts';
+import { TimeSlice } from './time-slice.ts';
 import { isLive, StatusStore, type StatusFilter, type StatusRecord } from './status.ts';
 import {
   emptyReport,
@@ -50,8 +50,13 @@ export interface WriteMeta {
 
 /** Scans of more files than this re-parse each one when it is applied instead of holding it. */
 const KEEP_PARSED_UP_TO = 1000;
-/** Files scanned between two yields to the event loop (HTTP keeps answering during a big sync). */
-const SCAN_CHUNK = 256;
+/** Work between two turns of the event loop during a sync (HTTP keeps answering: `/healthz` p99 < 50 ms). */
+const SLICE_MS = 8;
+/**
+ * Keys applied in one store transaction during a sync at most (one commit instead of two per
+ * key); a chunk also ends when its slice of time is used up, and the event loop gets a turn.
+ */
+const APPLY_CHUNK = 16;
 
 interface Events {
   event: [ReconcileEvent];
@@ -67,6 +72,7 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
   readonly status: StatusStore;
   readonly #appliers = new Map<string, Applier>();
   readonly #schemas: SchemaRegistry;
+  readonly #db: Store;
   readonly #read: (path: string) => SourceFile | null;
   readonly #clock: Clock;
   readonly #random: () => number;
@@ -83,6 +89,7 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
   constructor(opts: ReconcilerOptions) {
     super();
     for (const a of opts.appliers) this.#appliers.set(a.kind, a);
+    this.#db = opts.db;
     this.#schemas = opts.schemas;
     this.#read = opts.read;
     this.#clock = opts.clock ?? systemClock;
@@ -142,10 +149,11 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
     const index = full ? this.status.index() : undefined;
     const present = new Set<string>();
     const keys: string[] = [];
+    const slice = new TimeSlice(SLICE_MS);
     for await (const file of batch.files) {
       if (!isManifestPath(file.path) || present.has(file.path)) continue;
       present.add(file.path);
-      if (present.size % SCAN_CHUNK === 0) await yieldToLoop();
+      await slice.tick();
       const known = index ? (index.get(file.path) ?? []) : this.status.byPath(file.path);
       const meta = { revision: batch.revision, author: batch.authors?.get(file.path) };
       const key = this.#scan(file, known, meta, report, { keepParsed: keys.length < KEEP_PARSED_UP_TO });
@@ -154,8 +162,8 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
     report.scanned = present.size;
     const gone = full ? [...(index?.keys() ?? [])].filter((p) => !present.has(p)) : (batch.removed ?? []).filter(isManifestPath);
     const pruneKeys = gone.flatMap((p) => this.#forget(p));
-    await this.#applyInOrder(keys, report);
-    await this.#prune(pruneKeys, batch.allowMassPrune === true, report);
+    await this.#applyInOrder(keys, report, slice);
+    await this.#prune(pruneKeys, batch.allowMassPrune === true, report, slice);
     if (full) {
       // A full sync sees the whole picture: a refusal it did not repeat no longer stands.
       const blocked = new Set(report.pruneBlocked?.keys ?? []);
@@ -172,16 +180,34 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
    * Reconciles one file now and answers with its result (the API's path: write the file, then
    * call this). `document` is its already parsed content, so it is not parsed again.
    */
+  /**
+   * A step of a write that runs before the reconcile (e.g. `write manifest` by the API's submit
+   * path): an event like the appliers' own steps, so a page following the stream sees the
+   * write start before its answer.
+   */
+  announce(key: string, kind: string, name: string, step: string): void {
+    this.#recorder.step(key, kind, name, step);
+  }
+
   async reconcileFile(file: SourceFile, meta: WriteMeta = {}, document?: unknown): Promise<ReconcileResult> {
     const report = emptyReport();
     const known = this.status.byPath(file.path);
     const key = this.#scan(file, known, meta, report, { document });
-    const row = this.status.get(key ?? known.find((r) => !r.key.startsWith(INVALID_PREFIX))?.key ?? INVALID_PREFIX + file.path);
-    if (!key) {
-      if (!row) throw new Error(`${file.path} was scanned but left no status`);
-      return resultOf(row);
-    }
-    return (await this.#queue.add(key)) ?? stoppedResult(key);
+    if (key) return (await this.#queue.add(key)) ?? stoppedResult(key);
+    const row = this.status.get(known.find((r) => !r.key.startsWith(INVALID_PREFIX))?.key ?? INVALID_PREFIX + file.path);
+    if (!row) throw new Error(`${file.path} was scanned but left no status`);
+    return resultOf(row);
+  }
+
+  /**
+   * Retry now (the console's Retry): reconciles the file that defines `key` as it is at the
+   * source, without waiting for the backoff. Undefined when no row or no file defines the key.
+   */
+  async retry(key: string): Promise<ReconcileResult | undefined> {
+    const row = this.status.get(key);
+    const file = row?.path ? this.#read(row.path) : null;
+    if (!row || !file) return undefined;
+    return this.reconcileFile(file, { revision: row.lastAttemptedRevision ?? undefined });
   }
 
   /** The file at `path` was removed (an API write withdrawn): prunes what it defined, now. */
@@ -272,20 +298,56 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
     return prune;
   }
 
-  async #applyInOrder(keys: string[], report: SyncReport): Promise<void> {
+  /** Applies `keys` kind by kind (apply order), a chunk at a time with turns of the event loop between. */
+  async #applyInOrder(keys: string[], report: SyncReport, slice: TimeSlice): Promise<void> {
     const groups = new Map<number, string[]>();
     for (const key of keys) {
       const order = this.#appliers.get(kindOf(key))?.order ?? 99;
-      groups.set(order, [...(groups.get(order) ?? []), key]);
+      const group = groups.get(order);
+      if (group) group.push(key);
+      else groups.set(order, [key]);
     }
     for (const order of [...groups.keys()].sort((a, b) => a - b)) {
-      const results = await Promise.all((groups.get(order) ?? []).map((k) => this.#queue.add(k)));
-      for (const r of results) {
-        if (r?.phase === 'Synced') report.applied.push(r.key);
-        else if (r?.phase === 'Failed') report.failed.push(r.key);
-        else if (r?.phase === 'Invalid') report.invalid.push(r.key);
+      const group = groups.get(order) ?? [];
+      for (let i = 0; i < group.length; ) {
+        const chunk = this.#applyChunk(group, i);
+        i = chunk.next;
+        const results = await chunk.results;
+        for (const r of results) {
+          if (r?.phase === 'Synced') report.applied.push(r.key);
+          else if (r?.phase === 'Failed') report.failed.push(r.key);
+          else if (r?.phase === 'Invalid') report.invalid.push(r.key);
+        }
+        await slice.tick();
       }
     }
+  }
+
+  /**
+   * Reconciles the next keys of a sync's `group` from `from`, as many as fit in a slice of time
+   * (APPLY_CHUNK at most), and says where the next chunk starts. Keys the queue does not hold run
+   * right here, synchronously, in ONE store transaction (each key's apply stays its own savepoint:
+   * a failing key rolls back alone); nothing else runs meanwhile. Keys the queue holds (an API
+   * write of the same object) wait for it. If the chunk's transaction fails as a whole, each of
+   * its keys goes through the queue.
+   */
+  #applyChunk(group: string[], from: number): { next: number; results: Promise<(ReconcileResult | undefined)[]> } {
+    const started = performance.now();
+    let next = from;
+    let done = new Map<string, ReconcileResult>();
+    try {
+      this.#db.transaction(() => {
+        while (next < group.length && next - from < APPLY_CHUNK && (next === from || performance.now() - started < SLICE_MS)) {
+          const key = group[next++];
+          if (!this.#queue.holds(key)) done.set(key, this.#runKey(key));
+        }
+      })();
+      for (const [k, r] of done) this.#queue.ranOutside(k, r);
+    } catch {
+      done = new Map();
+    }
+    const keys = group.slice(from, next);
+    return { next, results: Promise.all(keys.map((k) => done.get(k) ?? this.#queue.add(k))) };
   }
 
   /** Live rows of `keys`; rows of keys that never owned anything are dropped. */
@@ -302,7 +364,7 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
     return out;
   }
 
-  async #prune(keys: string[], allowMassPrune: boolean, report: SyncReport): Promise<void> {
+  async #prune(keys: string[], allowMassPrune: boolean, report: SyncReport, slice: TimeSlice): Promise<void> {
     const candidates = this.#pruneCandidates(keys);
     if (candidates.length === 0) return;
     const live = this.status.countLive();
@@ -316,21 +378,32 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
       const r = await this.#queue.add(c.key);
       if (r?.phase === 'Pruned') report.pruned.push(c.key);
       else report.failed.push(c.key);
+      await slice.tick();
     }
   }
 
-  /** One run of one key: decide, reconcile, record. Never throws. */
+  /** One run of one key on the queue. */
   async #process(key: string): Promise<ReconcileResult> {
+    return this.#runKey(key);
+  }
+
+  /** One run of one key: decide, reconcile, record. Never throws. */
+  #runKey(key: string): ReconcileResult {
     const started = performance.now();
     try {
-      const outcome = this.#reconcile(key);
+      // The apply (a savepoint inside) and the status row it produced commit together: one commit
+      // per key, and never resources without their status. The event goes out once committed.
+      const done = this.#db.transaction(() => {
+        const outcome = this.#reconcile(key);
+        return outcome && { result: outcome.result, ...this.#recorder.write(outcome.result, { ...outcome.facts, durationMs: performance.now() - started }) };
+      })();
       this.#storeFailures.delete(key);
-      if (!outcome) {
+      if (!done) {
         const row = this.status.get(key);
         return row ? resultOf(row) : stoppedResult(key);
       }
-      this.#recorder.record(outcome.result, { ...outcome.facts, durationMs: performance.now() - started });
-      return outcome.result;
+      if (done.event) this.#recorder.emit(done.event);
+      return done.result;
     } catch (err) {
       // The store itself failed (locked, full, read-only): not even the failure could be recorded.
       const attempts = (this.#storeFailures.get(key) ?? 0) + 1;
@@ -345,7 +418,7 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
     const desired = this.#desired.get(key);
     const row = this.status.get(key);
     if (!desired) return row && isLive(row) ? this.#keys.prune(row) : undefined;
-    let manifest = desired.manifest;
+    let manifest = this.#desired.manifestOf(key);
     if (!manifest) {
       const r = this.#desired.reparse(key, this.#read(desired.path));
       if (!r.ok) {
@@ -360,7 +433,7 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
     if (row && row.phase === 'Synced' && row.specHash === hash) return this.#keys.unchanged(row, desired);
     const outcome = this.#keys.apply(key, manifest, desired, row, hash);
     // Applied: the parsed manifest is not kept (10,000 of them would be); it is read again when needed.
-    if (outcome.result.phase === 'Synced') desired.manifest = undefined;
+    if (outcome.result.phase === 'Synced') this.#desired.release(key);
     return outcome;
   }
 }

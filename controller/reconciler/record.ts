@@ -41,6 +41,16 @@ export class Recorder {
   }
 
   record(result: ReconcileResult, facts: RecordFacts = {}): StatusRecord {
+    const { row, event } = this.write(result, facts);
+    if (event) this.#emit(event);
+    return row;
+  }
+
+  /**
+   * `record` without its event: the row is written and the event returned, for a caller that
+   * writes the row in its own transaction and emits once it has committed (`emit`).
+   */
+  write(result: ReconcileResult, facts: RecordFacts = {}): { row: StatusRecord; event?: ReconcileEvent } {
     const now = this.#clock();
     const prev = this.#status.get(result.key);
     const failed = result.phase === 'Failed';
@@ -63,9 +73,12 @@ export class Recorder {
         ...(facts.applied ? { lastAppliedRevision: facts.revision ?? null } : {}),
       },
       now,
+      { prev },
     );
-    if (!facts.quiet) {
-      this.#emit({
+    if (facts.quiet) return { row };
+    return {
+      row,
+      event: {
         type: 'phase',
         key: row.key,
         kind: row.kind,
@@ -76,9 +89,12 @@ export class Recorder {
         revision: row.lastAttemptedRevision,
         at: now.toISOString(),
         ...(facts.durationMs !== undefined ? { durationMs: facts.durationMs } : {}),
-      });
-    }
-    return row;
+      },
+    };
+  }
+
+  emit(event: ReconcileEvent): void {
+    this.#emit(event);
   }
 
   /** The mass-prune guard kept `row` in place: its phase stays, the reason says why it was not pruned. */

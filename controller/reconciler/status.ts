@@ -94,9 +94,12 @@ export class StatusStore {
     return (this.#byPath.all(path) as Row[]).map(fromRow);
   }
 
-  /** Merges `patch` into the row of `key`; the transition time moves only when the phase does. */
-  put(key: string, patch: StatusPatch, now: Date): StatusRecord {
-    const prev = this.get(key);
+  /**
+   * Merges `patch` into the row of `key`; the transition time moves only when the phase does.
+   * `known.prev` is the row as the caller just read it (not read again; undefined: there is none).
+   */
+  put(key: string, patch: StatusPatch, now: Date, known?: { prev: StatusRecord | undefined }): StatusRecord {
+    const prev = known ? known.prev : this.get(key);
     const at = now.toISOString();
     const next: StatusRecord = {
       key,

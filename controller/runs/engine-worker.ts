@@ -5,6 +5,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { StreamingPipelineEngine } from './engine/engine.ts';
 import { NetworkEgressPolicy } from './engine/egress.ts';
+import type { StepProgress } from './types.ts';
 import type { WorkerMessage, WorkerRun } from './worker-engine.ts';
 
 const data = workerData as WorkerRun;
@@ -17,6 +18,17 @@ port.on('message', (m: { type: string }) => {
 });
 let rejects = 0;
 let logs = 0;
+// Progress of running steps (one per batch per step) crosses at most every 100 ms per step — the
+// recorder writes every 250 ms anyway; any other status change crosses at once, after what is held.
+const STEP_POST_MS = 100;
+const held = new Map<string, StepProgress>();
+let timer: NodeJS.Timeout | undefined;
+const flushSteps = (): void => {
+  clearTimeout(timer);
+  timer = undefined;
+  for (const progress of held.values()) post({ type: 'step', progress });
+  held.clear();
+};
 const result = await new StreamingPipelineEngine().run({
   ...data.input,
   connections: {
@@ -30,7 +42,15 @@ const result = await new StreamingPipelineEngine().run({
   signal: controller.signal,
   // Only what the recorder keeps crosses the thread boundary.
   hooks: {
-    onStep: (progress) => post({ type: 'step', progress }),
+    onStep: (progress) => {
+      if (progress.status === 'running') {
+        held.set(progress.stepId, progress);
+        timer ??= setTimeout(flushSteps, STEP_POST_MS);
+        return;
+      }
+      flushSteps();
+      post({ type: 'step', progress });
+    },
     onReject: (rejected) => {
       if (rejects++ < data.maxRejects) post({ type: 'reject', rejected });
     },
@@ -40,5 +60,6 @@ const result = await new StreamingPipelineEngine().run({
   },
   now: () => new Date(),
 });
+flushSteps();
 post({ type: 'result', result });
 port.close();

@@ -6,7 +6,9 @@ import type { Logger } from '../log.ts';
 import { SecretStore } from '../secrets/store.ts';
 import type { Clock } from '../types.ts';
 import { LocalRunDispatcher } from './dispatcher.ts';
-import { NetworkEgressPolicy, StoreConnectionResolver } from './engine/index.ts';
+// Not the engine's index: the engine itself (and its drivers) runs in a worker and is loaded there only.
+import { StoreConnectionResolver } from './engine/connections.ts';
+import { NetworkEgressPolicy } from './engine/egress.ts';
 import { ScheduleRunner } from './schedules.ts';
 import { readPipelineRow } from '../kinds/pipeline/store.ts';
 import type { RunOutcome } from '../metrics/runs.ts';
@@ -18,6 +20,7 @@ import type { PipelineEngine } from './types.ts';
 export interface PipelineRunsOptions {
   db: Store;
   config: Config;
+  secrets: SecretStore;
   /** Default: the streaming engine in a worker thread per run. */
   engine?: PipelineEngine;
   clock: Clock;
@@ -69,7 +72,7 @@ export class PipelineRuns {
   constructor(opts: PipelineRunsOptions) {
     const { db, config, clock, scheduler, log } = opts;
     const env = opts.env ?? process.env;
-    const secrets = new SecretStore({ db, secretKey: config.secretKey, clock });
+    const { secrets } = opts;
     this.store = new RunStore({ db, clock });
     this.#listen = { host: config.host, port: config.port };
     const egress = { listen: this.#listen, allowHosts: config.pipelineEgress };

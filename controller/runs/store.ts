@@ -2,26 +2,12 @@ import type { Store } from '../store/db.ts';
 import { boundMessage, ConflictError } from '../errors.ts';
 import { fromJson, toJson } from '../kinds/json.ts';
 import { IdAllocator } from '../store/ids.ts';
+import type { ApiPipelineRun } from '../generated/schema-types.ts';
 import type { Clock } from '../types.ts';
 import type { EngineResult, LogLevel, RejectedRow, RunStatus, RunTrigger, StepProgress } from './types.ts';
 
-/** A run as the API shows it (DESIGN "Pipeline runs": the `run` object). */
-export interface RunView {
-  runId: string;
-  pipelineId: string;
-  status: RunStatus;
-  trigger: RunTrigger;
-  attempt: number;
-  queuedAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-  durationMs: number | null;
-  rowsRead: number;
-  rowsWritten: number;
-  rowsRejected: number;
-  error: string | null;
-  steps: StepProgress[];
-}
+/** A run as the API shows it: the generated `PipelineRun` of schemas/api.schema.json, with the engine's typed steps. */
+export type RunView = Omit<ApiPipelineRun, 'steps'> & { steps: StepProgress[] };
 
 export interface RejectView {
   step: string;
@@ -313,8 +299,9 @@ export class RunStore {
     return gone.map((r) => r.run_id);
   }
 
-  rejects(runId: string, limit: number): RejectView[] {
-    const rows = this.#db.prepare('SELECT step, row, reasons FROM pipeline_run_rejects WHERE run_id = ? ORDER BY seq LIMIT ?').all(runId, limit) as {
+  /** The kept rejected rows in the order they were rejected; `offset` skips that many (paging). */
+  rejects(runId: string, limit: number, offset = 0): RejectView[] {
+    const rows = this.#db.prepare('SELECT step, row, reasons FROM pipeline_run_rejects WHERE run_id = ? ORDER BY seq LIMIT ? OFFSET ?').all(runId, limit, offset) as {
       step: string;
       row: string;
       reasons: string;

@@ -3,6 +3,7 @@
  * and the run lifecycle (run records, dispatch, cancel, schedules, routes). Both sides build
  * against this file; neither changes it without the other.
  */
+import type { ApiPipelineRun, ApiRunStepProgress } from '../generated/schema-types.ts';
 import type { PipelineDestination, PipelineSource, StepConfig, StepType } from '../kinds/pipeline/types.ts';
 
 /** One row as it flows between steps: field name → value (string, number, boolean, null, Date). */
@@ -11,9 +12,10 @@ export type Row = Record<string, unknown>;
 /** Rows in source order; a step sees batches, never the whole table. */
 export type Batch = Row[];
 
-export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
-export type StepStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'skipped';
-export type RunTrigger = 'api' | 'schedule' | 'cli';
+/** The run's and its steps' states and triggers: the generated API types' (schemas/api.schema.json). */
+export type RunStatus = ApiPipelineRun['status'];
+export type StepStatus = ApiRunStepProgress['status'];
+export type RunTrigger = ApiPipelineRun['trigger'];
 
 /** A step of a run as DESIGN.md's `run.steps[]` shows it. */
 export interface StepProgress {

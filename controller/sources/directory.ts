@@ -1,8 +1,11 @@
-import { mkdir } from 'node:fs/promises';
-import { relative, sep } from 'node:path';
-import { watch, type FSWatcher } from 'chokidar';
+import { lstatSync } from 'node:fs';
+import { mkdir, realpath } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
+import type { AsyncSubscription, Event } from '@parcel/watcher';
 import { realScheduler, type Cancel, type Scheduler } from '../clock.ts';
+import { sha256 } from '../hash.ts';
 import { isManifestPath } from '../manifest/loader.ts';
+import { TimeSlice } from '../reconciler/time-slice.ts';
 import { emptyReport, type SourceBatch, type SourceFile, type SourceSink, type SyncReport } from '../reconciler/types.ts';
 import type { ManifestSource } from '../types.ts';
 import { ManifestFiles } from './files.ts';
@@ -11,16 +14,36 @@ export interface DirectorySourceOptions {
   root: string;
   /** Watch the folder after the first sync (false: one-shot commands and tests sync on demand). */
   watch?: boolean;
-  /** Quiet time that closes a batch of changes (editors' atomic saves, `git checkout`, `rm -r`). */
+  /**
+   * Quiet time that closes a batch of changes (editors' atomic saves, `git checkout`, `rm -r`),
+   * on top of the watcher's own batching (events less than 50 ms apart arrive together).
+   */
   debounceMs?: number;
   scheduler?: Scheduler;
   onError?: (err: Error) => void;
 }
 
+/** A path with a segment starting with a dot (relative to the root): neither watched nor read. */
+const DOT_SEGMENT = /(^|\/)\./;
+/**
+ * The least time a batch stays open after its first event. @parcel/watcher hands the first event of
+ * a burst over at once and the rest in windows of 50 ms: a batch closed before the second window
+ * would split one `rm` of many files into deltas that each stay under the mass-prune guard's ratio.
+ */
+const MIN_BATCH_AGE_MS = 60;
+/** Reading between two turns of the event loop while a big batch of changes is read. */
+const SLICE_MS = 8;
+/** Notes of the API's own writes kept at most (a note is dropped when its event arrives). */
+const MAX_OWN_WRITES = 10_000;
+
 /**
  * A manifests folder. Reads through ManifestFiles (regular files inside the root only) and
- * watches with chokidar: a burst of events is coalesced into one delta; a path unlinked and
- * re-added inside the burst (an atomic save) arrives as a change.
+ * watches with @parcel/watcher (inotify on Linux: one watch per folder, the tree walked and the
+ * events batched in native code, symlinks never followed, dot-folders not watched). A burst of
+ * events is coalesced into one delta; a path unlinked and re-added inside the burst (an atomic
+ * save) arrives as a change. A folder that appears is listed (its files may predate its watch);
+ * one that goes away makes a full relist (what it held is found gone that way). The API's own writes are noted (`noteOwnWrite`): their
+ * events cost a read and a hash here and nothing in the reconciler.
  */
 export class DirectorySource implements ManifestSource {
   readonly root: string;
@@ -29,17 +52,33 @@ export class DirectorySource implements ManifestSource {
   readonly #debounceMs: number;
   readonly #scheduler: Scheduler;
   readonly #onError: (err: Error) => void;
-  #watcher: FSWatcher | undefined;
+  #subscription: AsyncSubscription | undefined;
+  /** The real path of the root (what the events' paths start with). */
+  #watchedRoot = '';
   #sink: SourceSink | undefined;
-  #pending = new Map<string, 'changed' | 'removed' | 'removed-dir'>();
+  /** Paths reported added, changed or removed since the last flush: each is read at the flush (there or gone). */
+  #pending = new Set<string>();
+  /** A folder went away (or events were lost): the next flush relists everything. */
+  #relist = false;
+  /** Folders that appeared: the next flush lists what they hold (created before their watch was in place). */
+  #newDirs = new Set<string>();
+  /** Folders under the root (relative), from the last full listing and the folders created since. */
+  #dirs = new Set<string>();
+  /** path → content hash of what the API itself wrote there (its reconcile is the API's). */
+  readonly #own = new Map<string, string>();
   #timer: Cancel | undefined;
+  /** Set while the open batch is younger than MIN_BATCH_AGE_MS; `#quiet` once its debounce ran out. */
+  #young = false;
+  #quiet = false;
+  #ageTimer: Cancel | undefined;
   #flushing: Promise<void> = Promise.resolve();
+  #stopped = false;
 
   constructor(opts: DirectorySourceOptions) {
     this.root = opts.root;
     this.#files = new ManifestFiles(opts.root);
     this.#watch = opts.watch ?? true;
-    this.#debounceMs = opts.debounceMs ?? 75;
+    this.#debounceMs = opts.debounceMs ?? 30;
     this.#scheduler = opts.scheduler ?? realScheduler;
     this.#onError = opts.onError ?? (() => {});
   }
@@ -50,33 +89,14 @@ export class DirectorySource implements ManifestSource {
 
   async start(): Promise<void> {
     await mkdir(this.root, { recursive: true });
-    if (!this.#watch) {
-      await this.syncNow();
-      return;
+    if (this.#watch) {
+      // Loaded on first use: one-shot commands never watch.
+      const { subscribe } = await import('@parcel/watcher');
+      // The root itself may be a symlink (inotify does not follow one): its target is watched.
+      this.#watchedRoot = await realpath(this.root);
+      this.#subscription = await subscribe(this.#watchedRoot, (err, events) => this.#onEvents(err, events), { ignore: [DOT_SEGMENT] });
     }
-    const watcher = watch(this.root, {
-      ignoreInitial: true,
-      persistent: true,
-      // Symlinks are read (or refused) by ManifestFiles; chokidar must not walk into their targets.
-      followSymlinks: false,
-      ignored: (p: string) => {
-        const rel = relative(this.root, p);
-        return rel.split(sep).some((s) => s.startsWith('.') && s !== '.' && s !== '..');
-      },
-      // Our own debounce turns an editor's unlink+add into one change; chokidar's 100 ms `atomic` wait is not needed.
-      awaitWriteFinish: false,
-      atomic: false,
-    });
-    this.#watcher = watcher;
-    const on = (kind: 'changed' | 'removed') => (p: string) => this.#record(p, kind);
-    watcher.on('add', on('changed')).on('change', on('changed')).on('unlink', on('removed'));
-    watcher.on('unlinkDir', (p: string) => this.#record(p, 'removed-dir'));
-    watcher.on('error', (e: unknown) => this.#onError(e instanceof Error ? e : new Error(String(e))));
-    const ready = new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
-    // The first sync runs while chokidar walks the tree; a second (cheap: unchanged files cost a
-    // hash) catches whatever changed before the watches were in place.
-    await this.syncNow();
-    await ready;
+    // The watches are in place before the listing: whatever changes from here on arrives as events.
     await this.syncNow();
   }
 
@@ -86,48 +106,127 @@ export class DirectorySource implements ManifestSource {
   }
 
   async snapshot(): Promise<SourceBatch> {
-    return { type: 'full', files: this.#files.readAll(await this.#files.list()) };
+    const dirs = new Set<string>();
+    const paths = await this.#files.list(dirs);
+    this.#dirs = dirs;
+    return { type: 'full', files: this.#files.readAll(paths) };
   }
 
   read(path: string): SourceFile | null {
     return this.#files.read(path);
   }
 
+  /**
+   * The API wrote `content` with this SHA-256 at `path` and reconciles it itself: the watcher's
+   * event for it is dropped while the file still has exactly that content (a later edit is not).
+   */
+  noteOwnWrite(path: string, hash: string): void {
+    if (!this.#subscription) return;
+    if (this.#own.size >= MAX_OWN_WRITES) this.#own.clear();
+    this.#own.set(path, hash);
+  }
+
   async stop(): Promise<void> {
+    this.#stopped = true;
     this.#timer?.();
-    await this.#watcher?.close();
+    this.#ageTimer?.();
+    const sub = this.#subscription;
+    this.#subscription = undefined;
+    await sub?.unsubscribe();
     await this.#flushing;
   }
 
-  #record(abs: string, kind: 'changed' | 'removed' | 'removed-dir'): void {
-    const rel = relative(this.root, abs).split(sep).join('/');
-    if (kind === 'removed-dir') this.#pending.set(`${rel}/`, 'removed-dir');
-    else if (isManifestPath(rel)) this.#pending.set(rel, kind);
-    else return;
+  #onEvents(err: Error | null, events: Event[]): void {
+    if (this.#stopped) return;
+    if (err) {
+      this.#onError(err);
+      this.#relist = true;
+    }
+    for (const e of events) {
+      const rel = relative(this.#watchedRoot, e.path).split(sep).join('/');
+      if (rel === '' || rel.startsWith('../') || DOT_SEGMENT.test(rel)) continue;
+      if (e.type === 'delete') {
+        if (this.#dirs.delete(rel)) this.#relist = true;
+        else if (isManifestPath(rel)) this.#pending.add(rel);
+      } else if (isManifestPath(rel)) {
+        this.#pending.add(rel);
+      } else if (e.type === 'create' && isDirectory(e.path)) {
+        this.#newDirs.add(rel);
+      }
+    }
+    if (this.#pending.size === 0 && this.#newDirs.size === 0 && !this.#relist) return;
+    if (!this.#young && !this.#quiet && this.#timer === undefined) {
+      this.#young = true;
+      this.#ageTimer = this.#scheduler(() => {
+        this.#young = false;
+        if (this.#quiet) this.#close();
+      }, MIN_BATCH_AGE_MS);
+    }
+    this.#quiet = false;
     this.#timer?.();
     this.#timer = this.#scheduler(() => {
-      this.#flushing = this.#flushing.then(() => this.#flush());
+      this.#quiet = true;
+      if (!this.#young) this.#close();
     }, this.#debounceMs);
+  }
+
+  /** The batch is quiet and old enough: flush it (after any flush still running). */
+  #close(): void {
+    this.#timer = undefined;
+    this.#quiet = false;
+    this.#flushing = this.#flushing.then(() => this.#flush());
   }
 
   async #flush(): Promise<void> {
     const batch = this.#pending;
-    this.#pending = new Map();
-    if (!this.#sink || batch.size === 0) return;
+    const relist = this.#relist;
+    const newDirs = this.#newDirs;
+    this.#pending = new Set();
+    this.#relist = false;
+    this.#newDirs = new Set();
+    if (!this.#sink || (batch.size === 0 && newDirs.size === 0 && !relist)) return;
     try {
-      if ([...batch.values()].includes('removed-dir')) {
+      if (relist) {
         // A folder went away: a full relist finds every file that went with it.
+        this.#own.clear();
         await this.syncNow();
         return;
       }
-      const changed = [...batch].filter(([, k]) => k === 'changed').map(([p]) => p);
-      const removed = [...batch].filter(([, k]) => k === 'removed').map(([p]) => p);
-      const files = changed.map((p) => this.#files.read(p)).filter((f): f is SourceFile => f !== null);
-      // A path reported changed that is gone again by now is a removal.
-      const gone = changed.filter((p) => !files.some((f) => f.path === p));
-      await this.#sink.apply({ type: 'delta', files, removed: [...removed, ...gone] });
+      for (const dir of newDirs) {
+        // A folder moved in, or files written before its watch was in place: what it holds now.
+        this.#dirs.add(dir);
+        for (const path of await this.#files.list(this.#dirs, dir)) batch.add(path);
+      }
+      const files: SourceFile[] = [];
+      const removed: string[] = [];
+      let folderAppeared = false;
+      // 5,000 changed files are read a slice at a time: HTTP keeps answering meanwhile.
+      const slice = new TimeSlice(SLICE_MS);
+      for (const path of batch) {
+        await slice.tick();
+        const own = this.#own.get(path);
+        this.#own.delete(path);
+        // What is there now decides, whatever the events said: a removal whose file is back (an
+        // editor's save split across two batches of events) is a change, never a prune.
+        const file = this.#files.read(path);
+        if (file) {
+          // The API's own write, still as it wrote it: the API reconciled it already.
+          if (own === undefined || 'unreadable' in file || sha256(file.bytes) !== own) files.push(file);
+        } else if (isDirectory(join(this.root, path))) {
+          // A folder named like a manifest (`old.yaml/`): its files are found by a relist.
+          folderAppeared = true;
+        } else {
+          removed.push(path);
+        }
+      }
+      if (folderAppeared) await this.syncNow();
+      else if (files.length || removed.length) await this.#sink.apply({ type: 'delta', files, removed });
     } catch (err) {
       this.#onError(err instanceof Error ? err : new Error(String(err)));
     }
   }
+}
+
+function isDirectory(abs: string): boolean {
+  return lstatSync(abs, { throwIfNoEntry: false })?.isDirectory() ?? false;
 }

@@ -25,8 +25,12 @@ export class ManifestFiles {
     this.root = root;
   }
 
-  /** Every manifest path under the root (files, symlinks to files, special files), sorted. Dot-folders are skipped. */
-  async list(): Promise<string[]> {
+  /**
+   * Every manifest path under the root (files, symlinks to files, special files), sorted.
+   * Dot-folders are skipped; `dirs`, when given, receives every folder walked (relative paths);
+   * `under` lists one folder of the tree only (a relative path).
+   */
+  async list(dirs?: Set<string>, under = ''): Promise<string[]> {
     const out: string[] = [];
     const walk = async (dir: string, rel: string): Promise<void> => {
       let entries;
@@ -39,11 +43,14 @@ export class ManifestFiles {
       for (const e of entries) {
         if (e.name.startsWith('.')) continue;
         const r = rel ? `${rel}/${e.name}` : e.name;
-        if (e.isDirectory()) await walk(join(dir, e.name), r);
+        if (e.isDirectory()) {
+          dirs?.add(r);
+          await walk(join(dir, e.name), r);
+        }
         else if (isManifestPath(r) && !(e.isSymbolicLink() && pointsToDirectory(join(dir, e.name)))) out.push(r);
       }
     };
-    await walk(this.root, '');
+    await walk(under ? join(this.root, under) : this.root, under);
     return out.sort();
   }
 

@@ -260,7 +260,9 @@ export class GitSource implements ManifestSource {
       this.#lastSync = { mode: 'none', from: base, to: head, changed: [], removed: [], at: this.#clock().toISOString() };
       return emptyReport();
     }
-    await this.repo.resetTo(head);
+    // The clone is already there after the API's own pushes (the writer moves it onto what it
+    // pushed); a first sync always resets it (what a crash may have left behind).
+    if (!this.#primed || (await this.repo.head()) !== head) await this.repo.resetTo(head);
     const baseKnown = base !== null && head !== null && (await this.repo.hasCommit(base));
     const authors = baseKnown && head && base !== head ? await this.repo.authors(base, head, this.#path) : new Map<string, string>();
     const meta = { revision: head ?? undefined, authors, allowMassPrune: req.allowMassPrune };

@@ -44,7 +44,31 @@ export class SaveConnection {
     this.#ids = new IdAllocator({ db: opts.runtime.db, clock: opts.runtime.clock });
   }
 
-  async run(input: ConnectionInput, caller: Principal): Promise<SavedConnection> {
+  /**
+   * A connection the settings UI wrote earlier for `owner` that no ACTIVE client uses (a Create
+   * that failed, or whose answer was lost): updated in place, so a retry leaves no second one.
+   */
+  #reusable(owner: string | undefined): string | undefined {
+    if (!owner) return undefined;
+    const row = this.#rt.db
+      .prepare(
+        `SELECT c.connection_id FROM connections c
+         WHERE c.owner_client_id = ? AND c.manifest_key = 'Connection/' || c.connection_id
+           AND NOT EXISTS (SELECT 1 FROM clients k WHERE k.connection_id = c.connection_id AND k.status = 'ACTIVE')
+         ORDER BY c.created_at DESC, c.connection_id DESC LIMIT 1`,
+      )
+      .get(owner) as { connection_id: string } | undefined;
+    return row?.connection_id;
+  }
+
+  run(input: ConnectionInput, caller: Principal): Promise<SavedConnection> {
+    const owner = input.spec.connectionId ? undefined : input.spec.owner;
+    // Which connection an owner's Create reuses is decided and written under one lock per owner:
+    // a burst of Creates for one client (a double click, a retry racing the lost answer) leaves one.
+    return owner ? this.#rt.locks.run(`ConnectionOwner/${owner.toUpperCase()}`, () => this.#save(input, caller)) : this.#save(input, caller);
+  }
+
+  async #save(input: ConnectionInput, caller: Principal): Promise<SavedConnection> {
     const rt = this.#rt;
     const { spec, password, secretRef } = input;
     if (secretRef && !this.#secrets.has(secretRef)) throw validationFailed([{ path: 'secretRef', message: `secretRef ${secretRef} does not exist` }]);
@@ -52,7 +76,7 @@ export class SaveConnection {
     const target = secretTarget({ ...spec, vendor: spec.vendor ?? 'SNOWFLAKE' });
     const rerouted = secretRef && !password ? this.#secrets.refusal(secretRef, target) : undefined;
     if (rerouted) throw validationFailed([{ path: 'secretRef', message: rerouted }]);
-    const connectionId = spec.connectionId ?? rt.db.transaction(() => this.#ids.next('connection'))();
+    const connectionId = spec.connectionId ?? this.#reusable(spec.owner) ?? rt.db.transaction(() => this.#ids.next('connection'))();
     const relPath = `connections/${connectionId}.yaml`;
     safeManifestPath(rt.source.root, relPath);
     const key = `Connection/${connectionId}`;

@@ -1,6 +1,6 @@
-import { stringify } from 'yaml';
 import { TooLargeError, UnavailableError } from '../errors.ts';
-import { MAX_MANIFEST_BYTES } from '../manifest/loader.ts';
+import { MAX_MANIFEST_BYTES, manifestKey } from '../manifest/loader.ts';
+import { renderManifestYaml } from '../manifest/render.ts';
 import type { Reconciler } from '../reconciler/reconciler.ts';
 import type { ReconcileResult } from '../reconciler/types.ts';
 import { ACTOR_ANNOTATION, type Manifest, type ManifestWriter } from '../types.ts';
@@ -45,7 +45,7 @@ export class ManifestSubmitter {
       ...manifest,
       metadata: { ...manifest.metadata, annotations: { ...manifest.metadata.annotations, [ACTOR_ANNOTATION]: caller.userId } },
     };
-    const text = stringify(document, { aliasDuplicateObjects: false });
+    const text = renderManifestYaml(document);
     if (Buffer.byteLength(text) > MAX_MANIFEST_BYTES) {
       throw new TooLargeError(`the manifest ${relPath} would be larger than ${MAX_MANIFEST_BYTES} bytes, the limit of the manifest loader`);
     }
@@ -54,7 +54,10 @@ export class ManifestSubmitter {
 
   submit(req: SubmitRequest): Promise<ReconcileResult> {
     const { text, document } = this.render(req.relPath, req.manifest, req.caller);
+    const { kind, metadata } = req.manifest;
     return this.#o.track(async () => {
+      // The first step a page following the event stream sees: the write has started.
+      this.#o.reconciler.announce(manifestKey(kind, metadata.name), kind, metadata.name, 'write manifest');
       const written = await this.#o.writer.write(req.relPath, text, this.#writeOpts(req.caller, req.message));
       // Reconciled from what was written, not read and parsed back (a clone: validation fills in defaults).
       const result = await this.#o.reconciler.reconcileFile(

@@ -3,6 +3,7 @@ import { mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { UnavailableError } from '../errors.ts';
 import type { ManifestWriter } from '../types.ts';
+import { DirectorySyncs } from './dir-sync.ts';
 import { safeManifestPath } from './paths.ts';
 
 /** The name `writeFileAtomic` gives its temp files (and nothing else has). */
@@ -30,17 +31,33 @@ export async function removeStaleTempFiles(root: string): Promise<string[]> {
   return removed;
 }
 
+/** 48 bits: random at start (another process writing beside this one), then counted (no random bytes per write). */
+const TEMP_NAMES = 2 ** 48;
+let nextTemp = randomBytes(6).readUIntBE(0, 6);
+
+/** The next temp file name of this process: 12 hex digits, none repeated before 2^48 writes. */
+function tempName(): string {
+  nextTemp = (nextTemp + 1) % TEMP_NAMES;
+  return nextTemp.toString(16).padStart(12, '0');
+}
+
 /** Writes `content` to `abs` atomically: temp file in the same folder, fsync, rename. */
 export async function writeFileAtomic(abs: string, content: string): Promise<void> {
+  await writeAtomic(abs, content);
+}
+
+/** writeFileAtomic, answering the first folder it had to create (undefined when the folder was there). */
+async function writeAtomic(abs: string, content: string): Promise<string | undefined> {
   const dir = dirname(abs);
-  const tmp = join(dir, `.${randomBytes(6).toString('hex')}.tmp`);
+  const tmp = join(dir, `.${tempName()}.tmp`);
   let handle;
+  let created: string | undefined;
   try {
     handle = await open(tmp, 'w', 0o644);
   } catch (err) {
     // The folder is made on first use only (no mkdir per write on the hot path).
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    await mkdir(dir, { recursive: true });
+    created = await mkdir(dir, { recursive: true });
     handle = await open(tmp, 'w', 0o644);
   }
   try {
@@ -56,20 +73,33 @@ export async function writeFileAtomic(abs: string, content: string): Promise<voi
     await unlink(tmp).catch(() => {});
     throw err;
   }
+  return created;
 }
 
-/** The API's writer in directory mode: files under the manifests root. */
+/**
+ * The API's writer in directory mode: files under the manifests root. A write is acknowledged
+ * once durable: the file fsynced before its rename, then its folder fsynced (shared by the
+ * writes that arrive together, DirectorySyncs), so neither a kill -9 nor a power loss takes back
+ * an answered write.
+ */
 export class DirectoryWriter implements ManifestWriter {
   readonly #root: string;
+  readonly #syncs: DirectorySyncs;
 
-  constructor(opts: { root: string }) {
+  constructor(opts: { root: string; syncs?: DirectorySyncs }) {
     this.#root = opts.root;
+    this.#syncs = opts.syncs ?? new DirectorySyncs();
+    // Told of each durable write before it is answered (the folder source can expect its echo).
   }
 
   async write(relPath: string, content: string): Promise<void> {
     const abs = safeManifestPath(this.#root, relPath);
     try {
-      await writeFileAtomic(abs, content);
+      const created = await writeAtomic(abs, content);
+      const dir = dirname(abs);
+      // New folders' own entries too, from the first one made down to the file's folder.
+      const folders = created ? foldersFrom(dirname(created), dir) : [dir];
+      await Promise.all(folders.map((f) => this.#syncs.sync(f)));
     } catch (err) {
       throw new UnavailableError(`could not write ${relPath}: ${(err as Error).message}`);
     }
@@ -92,4 +122,11 @@ export class DirectoryWriter implements ManifestWriter {
       return false;
     }
   }
+}
+
+/** `to` and each folder above it, up to and with `from` (`to` lies under `from`). */
+function foldersFrom(from: string, to: string): string[] {
+  const out = [to];
+  for (let d = to; d !== from && dirname(d) !== d; ) out.push((d = dirname(d)));
+  return out;
 }

@@ -1,12 +1,12 @@
-import { stat, unlink } from 'node:fs/promises';
-import { UnavailableError, ValidationError } from '../errors.ts';
+import { readFile, stat } from 'node:fs/promises';
+import { ConflictError, UnavailableError } from '../errors.ts';
+import type { ImportCommit } from '../git/fast-import.ts';
 import { sanitizeMessage, userIdentity } from '../git/identity.ts';
 import type { WriterLock } from '../git/lock.ts';
 import { publish } from '../git/publish.ts';
 import { gitMessage, type GitRepo } from '../git/repo.ts';
 import { silentLogger, type Logger } from '../log.ts';
 import type { ManifestWriter, WriteOptions, WriteResult } from '../types.ts';
-import { writeFileAtomic } from './directory.ts';
 import { safeManifestPath } from './paths.ts';
 
 export interface GitWriterOptions {
@@ -18,35 +18,54 @@ export interface GitWriterOptions {
   path: string;
   sleep: (ms: number) => Promise<void>;
   random?: () => number;
-  /** Pushes tried per write. */
+  /** Pushes tried per batch. */
   attempts?: number;
-  /** Called after a push that had to rebase over foreign commits: they still need a sync. */
+  /**
+   * Group commit: when fewer writes are queued than the last batch held, the next batch waits up
+   * to `maxMs` (ended early once as many are queued) for the rest of a burst, whose callers are
+   * still on their way back, instead of going alone and leaving them a whole batch behind.
+   */
+  gather?: { maxMs: number; wait: (ms: number) => Promise<void> };
+  /** Called after a push that had to go on top of foreign commits: they still need a sync. */
   onRemoteMoved?: () => void;
   log?: Logger;
 }
 
-/** Writes pushed together at most. */
-const MAX_BATCH = 32;
+/** Writes committed and pushed together at most. */
+const MAX_BATCH = 64;
 
 interface PendingWrite {
   relPath: string;
+  /** The file in the working clone. */
+  abs: string;
   repoPath: string;
+  /** The whole new file, or null: the file is removed. */
+  content: string | null;
   opts: WriteOptions;
-  change: () => Promise<void>;
   resolve(result: WriteResult): void;
   reject(err: unknown): void;
 }
 
 /**
- * The API's writer in git mode: one commit per write, authored by the calling user, pushed at
- * once (together with the writes that queued meanwhile). When it cannot push, the clone is reset to where it was and UnavailableError (503) is
- * thrown, so the store and the clone stay as they were.
+ * The API's writer in git mode: one commit per write, authored by the calling user, pushed
+ * before the write is answered. Writes that arrive while a batch is being pushed queue and form
+ * the next batch (group commit): its commits are built in one `git fast-import` process on top
+ * of the clone's head and pushed with one `git push` (never forced). When the remote moved
+ * meanwhile, the batch is rebuilt on the new head, except the writes whose file the remote
+ * changed (ConflictError, 409). When it cannot push, UnavailableError (503): the clone, the
+ * store and the remote stay as they were.
  */
 export class GitWriter implements ManifestWriter {
   readonly #o: GitWriterOptions;
   readonly #log: Logger;
   #pending: PendingWrite[] = [];
   #draining = false;
+  /** Writes in the last batch: the size a burst is expected to come back with. */
+  #lastBatch = 0;
+  /** Staging ref of the batch being built: a batch built ahead never shares one with the batch pushed. */
+  #slot = 0;
+  /** Ends a gathering wait early (enough writes queued). */
+  #gathered: (() => void) | undefined;
 
   constructor(opts: GitWriterOptions) {
     this.#o = opts;
@@ -54,18 +73,12 @@ export class GitWriter implements ManifestWriter {
   }
 
   async write(relPath: string, content: string, opts: WriteOptions): Promise<WriteResult> {
-    const abs = safeManifestPath(this.#o.root, relPath);
-    return this.#commit(relPath, opts, () => writeFileAtomic(abs, content));
+    return this.#enqueue(relPath, content, opts);
   }
 
   /** A commit deleting the file; nothing when it is not there. */
   async remove(relPath: string, opts: WriteOptions): Promise<WriteResult> {
-    const abs = safeManifestPath(this.#o.root, relPath);
-    return this.#commit(relPath, opts, async () => {
-      await unlink(abs).catch((err: NodeJS.ErrnoException) => {
-        if (err.code !== 'ENOENT') throw err;
-      });
-    });
+    return this.#enqueue(relPath, null, opts);
   }
 
   async exists(relPath: string): Promise<boolean> {
@@ -77,15 +90,12 @@ export class GitWriter implements ManifestWriter {
     }
   }
 
-  /**
-   * Queues one write. Writes that arrive while the clone is busy are committed together — still
-   * one commit each, authored by its own caller — and pushed once (group commit): throughput is
-   * then bound by commits, not by round trips to the remote.
-   */
-  #commit(relPath: string, opts: WriteOptions, change: () => Promise<void>): Promise<WriteResult> {
+  #enqueue(relPath: string, content: string | null, opts: WriteOptions): Promise<WriteResult> {
+    const abs = safeManifestPath(this.#o.root, relPath);
     const repoPath = this.#o.path ? `${this.#o.path}/${relPath}` : relPath;
     return new Promise<WriteResult>((resolve, reject) => {
-      this.#pending.push({ relPath, repoPath, opts, change, resolve, reject });
+      this.#pending.push({ relPath, abs, repoPath, content, opts, resolve, reject });
+      if (this.#pending.length >= this.#lastBatch) this.#gathered?.();
       this.#drain();
     });
   }
@@ -94,55 +104,227 @@ export class GitWriter implements ManifestWriter {
     if (this.#draining || this.#pending.length === 0) return;
     this.#draining = true;
     void this.#o.lock
-      .run(async () => {
-        while (this.#pending.length > 0) await this.#publishBatch(this.#pending.splice(0, MAX_BATCH));
-      })
+      .run(() => this.#run())
       .finally(() => {
         this.#draining = false;
         this.#drain();
       });
   }
 
-  async #publishBatch(batch: PendingWrite[]): Promise<void> {
+  /**
+   * Publishes batches until none is queued. While one is being pushed, the next (once as many
+   * writes are queued as the last batch held) is built on top of it, so under load a batch costs
+   * about one push; if the pushed commits are not the ones it was built on (the remote moved, the
+   * push failed), it is built again on what the clone now holds.
+   */
+  async #run(): Promise<void> {
+    let prepared: Prepared | undefined;
+    while (prepared || this.#pending.length > 0) {
+      let current = prepared;
+      if (!current) {
+        await this.#gather();
+        const { writes, slot } = this.#take();
+        current = await this.#prepareOnHead(writes, slot);
+      }
+      prepared = undefined;
+      if (!current) continue;
+      const pushed = this.#publish(current);
+      const ahead = await this.#prepareAhead(current, pushed);
+      const outcome = await pushed;
+      if (ahead && (!outcome.ok || outcome.tip !== current.tip)) prepared = await this.#prepareOnHead(ahead.writes, ahead.slot);
+      else prepared = ahead;
+    }
+  }
+
+  /** The next batch, and the staging slot it is built on (two batches in flight never share one). */
+  #take(): { writes: PendingWrite[]; slot: number } {
+    const writes = this.#pending.splice(0, MAX_BATCH);
+    this.#lastBatch = writes.length;
+    this.#slot = (this.#slot + 1) % 2;
+    return { writes, slot: this.#slot };
+  }
+
+  async #gather(): Promise<void> {
+    const gather = this.#o.gather;
+    if (!gather || gather.maxMs <= 0 || this.#pending.length >= this.#lastBatch) return;
+    await Promise.race([gather.wait(gather.maxMs), new Promise<void>((resolve) => (this.#gathered = resolve))]);
+    this.#gathered = undefined;
+  }
+
+  /**
+   * While `current` is pushed: once as many writes are queued as the last batch held, builds
+   * them on top of it. Undefined when the push ended first (the loop then builds them as usual).
+   */
+  async #prepareAhead(current: Prepared, pushed: Promise<unknown>): Promise<Prepared | undefined> {
+    if (current.commits.length === 0) return undefined;
+    let done = false;
+    const settled = pushed.then(() => {
+      done = true;
+    });
+    if (this.#pending.length < Math.max(1, this.#lastBatch)) {
+      await Promise.race([settled, new Promise<void>((resolve) => (this.#gathered = resolve))]);
+      this.#gathered = undefined;
+    }
+    if (done || this.#pending.length === 0) return undefined;
+    const view = (w: PendingWrite) => (current.after.has(w.repoPath) ? Promise.resolve(current.after.get(w.repoPath) ?? null) : this.#workingTree(w));
+    const { writes, slot } = this.#take();
+    return this.#prepare(writes, slot, current.tip, view);
+  }
+
+  /** Plans `writes` on the clone's head, as its working tree holds it. */
+  async #prepareOnHead(writes: PendingWrite[], slot: number): Promise<Prepared | undefined> {
     const { repo } = this.#o;
+    let base: string | null;
     try {
       await repo.ensure();
+      base = await repo.head();
     } catch (err) {
       const error = new UnavailableError(`git: the working clone is not usable: ${gitMessage(err)}`);
-      batch.forEach((w) => w.reject(error));
-      return;
+      writes.forEach((w) => w.reject(error));
+      return undefined;
     }
-    const before = await repo.head();
-    const committed: PendingWrite[] = [];
-    const unchanged: PendingWrite[] = [];
-    for (const w of batch) {
-      const mark = await repo.head();
-      try {
-        await w.change();
-        const sha = await repo.commit([w.repoPath], sanitizeMessage(w.opts.message), userIdentity(w.opts.actor));
-        (sha ? committed : unchanged).push(w);
-      } catch (err) {
-        // Only this write failed (its file could not be written): undo it, keep the others.
-        await repo.resetTo(mark).catch((e: unknown) => this.#log.error({ err: gitMessage(e) }, 'git: could not reset the clone'));
-        w.reject(err instanceof UnavailableError || err instanceof ValidationError ? err : new UnavailableError(`git: could not record ${w.relPath}: ${gitMessage(err)}`));
-      }
-    }
-    if (committed.length === 0) {
-      unchanged.forEach((w) => w.resolve({ revision: before ?? undefined }));
-      return;
-    }
+    return this.#prepare(writes, slot, base, (w) => this.#workingTree(w));
+  }
+
+  /** Decides which writes make a commit (on `base`, as `view` shows it) and builds them in one fast-import. */
+  async #prepare(writes: PendingWrite[], slot: number, base: string | null, view: (w: PendingWrite) => Promise<string | null>): Promise<Prepared | undefined> {
+    const plan = await planCommits(writes, view);
+    plan.failed.forEach(({ write, error }) => write.reject(error));
+    const live = writes.filter((w) => !plan.failed.some((f) => f.write === w));
     try {
-      const { rebased } = await publish(repo, { sleep: this.#o.sleep, random: this.#o.random, attempts: this.#o.attempts });
-      const revision = (await repo.head()) ?? undefined;
-      this.#log.info({ commits: committed.length, revision, rebased, message: committed.map((w) => w.opts.message).join('; ') }, 'git: pushed');
-      if (rebased) this.#o.onRemoteMoved?.();
-      [...committed, ...unchanged].forEach((w) => w.resolve({ revision }));
+      const tip = plan.commits.length > 0 ? await this.#o.repo.importCommits(base, plan.commits.map(toImport), slot) : base;
+      return { writes: live, commits: plan.commits, base, tip, after: plan.after, view, slot };
     } catch (err) {
-      await repo.resetTo(before).catch((e: unknown) => this.#log.error({ err: gitMessage(e) }, 'git: could not reset the clone'));
-      const error = err instanceof UnavailableError ? err : new UnavailableError(`git: could not push: ${gitMessage(err)}`);
-      committed.forEach((w) => w.reject(error));
-      // Their content was never pushed either way: the reset took it back, so they must retry too.
-      unchanged.forEach((w) => w.reject(error));
+      const error = new UnavailableError(`git: could not build the commits: ${gitMessage(err)}`);
+      live.forEach((w) => w.reject(error));
+      return undefined;
     }
+  }
+
+  async #workingTree(w: PendingWrite): Promise<string | null> {
+    return readOrNull(w.abs);
+  }
+
+  /**
+   * Pushes a prepared batch (rebuilt on the new head when the remote moved), moves the clone
+   * onto it and answers its writes. Resolves to whether it was pushed and as which commit.
+   */
+  async #publish(batch: Prepared): Promise<{ ok: boolean; tip: string | null }> {
+    const { repo } = this.#o;
+    let { writes, tip, base } = batch;
+    if (batch.commits.length === 0) {
+      writes.forEach((w) => w.resolve({ revision: base ?? undefined }));
+      return { ok: true, tip: base };
+    }
+    let { commits } = batch;
+    try {
+      const { rebased } = await publish(repo, {
+        sleep: this.#o.sleep,
+        random: this.#o.random,
+        attempts: this.#o.attempts,
+        push: () => repo.push(tip ?? 'HEAD'),
+        // The remote moved: the writes whose file it changed fail, the others are rebuilt on it.
+        rebase: async (head) => {
+          const foreign = await repo.changedPaths(base, head);
+          writes.filter((w) => foreign.has(w.repoPath)).forEach((w) => w.reject(conflictError(w, repo.branch)));
+          const rebuilt = await this.#prepare(
+            writes.filter((w) => !foreign.has(w.repoPath)),
+            batch.slot,
+            head,
+            batch.view,
+          );
+          if (!rebuilt) throw new UnavailableError('git: could not rebuild the commits on the new head');
+          ({ writes, tip, base, commits } = rebuilt);
+          return true;
+        },
+      });
+      const revision = tip ?? undefined;
+      await this.#advance(tip);
+      this.#log.info({ commits: commits.length, revision, rebased, message: commits.map((w) => w.opts.message).join('; ') }, 'git: pushed');
+      if (rebased) this.#o.onRemoteMoved?.();
+      writes.forEach((w) => w.resolve({ revision }));
+      return { ok: true, tip };
+    } catch (err) {
+      const error = err instanceof UnavailableError ? err : new UnavailableError(`git: could not push: ${gitMessage(err)}`);
+      // Nothing of the batch reached the remote: the clone's branch and working tree never moved.
+      writes.forEach((w) => w.reject(error));
+      return { ok: false, tip: null };
+    }
+  }
+
+  /** Puts the clone's branch and working tree on the pushed commit (a failure is healed by the next sync). */
+  async #advance(tip: string | null): Promise<void> {
+    const { repo } = this.#o;
+    if (!tip || tip === (await repo.head())) return;
+    try {
+      await repo.advanceTo(tip);
+    } catch (err) {
+      this.#log.error({ err: gitMessage(err), revision: tip }, 'git: pushed, but could not move the clone onto it; the next sync will');
+      this.#o.onRemoteMoved?.();
+    }
+  }
+}
+
+/** A batch whose commits are built (on `base`, ending at `tip`), not yet pushed. */
+interface Prepared {
+  /** Its writes still to answer, in arrival order. */
+  writes: PendingWrite[];
+  /** Those that make a commit (the others change nothing). */
+  commits: PendingWrite[];
+  base: string | null;
+  tip: string | null;
+  /** Each path the batch writes, as it is after the batch. */
+  after: Map<string, string | null>;
+  /** What each path holds at `base` (the working tree, or the batch before it). */
+  view: (w: PendingWrite) => Promise<string | null>;
+  /** Its staging ref (see GitRepo.importCommits). */
+  slot: number;
+}
+
+interface CommitPlan {
+  /** One commit each, in order. */
+  commits: PendingWrite[];
+  /** Writes that change nothing (the file already holds that content): no commit. */
+  unchanged: PendingWrite[];
+  failed: { write: PendingWrite; error: unknown }[];
+  /** Each path written, as it is after the batch. */
+  after: Map<string, string | null>;
+}
+
+/** Which writes of a batch make a commit, each seeing the writes before it in the batch. */
+async function planCommits(writes: PendingWrite[], contentAtBase: (w: PendingWrite) => Promise<string | null>): Promise<CommitPlan> {
+  const now = new Map<string, string | null>();
+  const plan: CommitPlan = { commits: [], unchanged: [], failed: [], after: now };
+  for (const w of writes) {
+    let current: string | null;
+    try {
+      current = now.has(w.repoPath) ? (now.get(w.repoPath) ?? null) : await contentAtBase(w);
+    } catch (err) {
+      plan.failed.push({ write: w, error: new UnavailableError(`git: could not record ${w.relPath}: ${gitMessage(err)}`) });
+      continue;
+    }
+    if (current === w.content) plan.unchanged.push(w);
+    else {
+      plan.commits.push(w);
+      now.set(w.repoPath, w.content);
+    }
+  }
+  return plan;
+}
+
+function toImport(w: PendingWrite): ImportCommit {
+  return { author: userIdentity(w.opts.actor), message: sanitizeMessage(w.opts.message), path: w.repoPath, content: w.content };
+}
+
+function conflictError(w: PendingWrite, branch: string): ConflictError {
+  return new ConflictError(`git: ${w.relPath} was changed on ${branch} by another commit meanwhile; this write was not recorded (read it again and retry)`);
+}
+
+async function readOrNull(abs: string): Promise<string | null> {
+  try {
+    return await readFile(abs, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
   }
 }

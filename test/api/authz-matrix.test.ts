@@ -256,6 +256,43 @@ function routeTable(): Record<string, RouteEntry> {
       auth: 'S',
       cases: clientReadCases((id, c) => `/v1/bi/admin/clients/${id}/${c.userId}`, (id) => (j) => expect((j.client as { clientId: string }).clientId).toBe(id)),
     },
+    'GET /v1/bi/admin/clients/:clientId/resources/:userId': {
+      auth: 'S',
+      cases: clientReadCases((id, c) => `/v1/bi/admin/clients/${id}/resources/${c.userId}`, (id) => (j) => expect(j.clientId).toBe(id)),
+    },
+    'POST /v1/bi/admin/clients/:clientId/offboard/:userId': {
+      auth: 'S-admin',
+      cases: {
+        // The typed-name check answers before anything is withdrawn: the matrix's clients stay.
+        own: { req: (c) => ({ method: 'POST', url: `/v1/bi/admin/clients/ACME/offboard/${c.userId}`, payload: { confirm: 'GLOBEX' } }), expect: same(err(400, 'confirm must repeat the client ID ACME')) },
+        unknown: { req: (c) => ({ method: 'POST', url: `/v1/bi/admin/clients/NOPE/offboard/${c.userId}`, payload: { confirm: 'NOPE' } }), expect: same(err(404, 'Client NOPE not found')) },
+      },
+    },
+    'GET /v1/bi/admin/dashboards/:userId': {
+      auth: 'S',
+      cases: none(
+        (c) => ({ method: 'GET', url: `/v1/bi/admin/dashboards/${c.userId}` }),
+        (p) => ok(200, (j) => expect((j.dashboards as { owner: string }[]).map((d) => d.owner).sort()).toEqual(CONFINED.has(p) ? ['ACME'] : ['ACME', 'GLOBEX'])),
+      ),
+    },
+    'GET /v1/sdk/dashboards/:facadeId/:userId': {
+      auth: 'S',
+      cases: {
+        own: { req: (c) => ({ method: 'GET', url: `/v1/sdk/dashboards/${ids.acmeFacade}/${c.userId}` }), expect: same(ok(200, (j) => expect(j.owner).toBe('ACME'))) },
+        other: {
+          req: (c) => ({ method: 'GET', url: `/v1/sdk/dashboards/${ids.globexFacade}/${c.userId}` }),
+          expect: byScope(ok(200, (j) => expect(j.owner).toBe('GLOBEX')), { status: 404, check: (j) => expect(j).toEqual({ success: false, error: `Dashboard ${ids.globexFacade} not found` }) }),
+        },
+        unknown: { req: (c) => ({ method: 'GET', url: `/v1/sdk/dashboards/F2026A99999/${c.userId}` }), expect: same(err(404, 'Dashboard F2026A99999 not found')) },
+      },
+    },
+    'POST /v1/reconciler/retry': {
+      auth: 'S-admin',
+      cases: {
+        own: { req: () => ({ method: 'POST', url: '/v1/reconciler/retry', payload: { key: 'Client/ACME' } }), expect: same(ok(200, (j) => expect(j.phase).toBe('Synced'))) },
+        unknown: { req: () => ({ method: 'POST', url: '/v1/reconciler/retry', payload: { key: 'Client/NOPE' } }), expect: same(err(404, 'Manifest Client/NOPE not found')) },
+      },
+    },
     'GET /v1/sdk/chart-types': { auth: 'public', cases: none(() => ({ method: 'GET', url: '/v1/sdk/chart-types' }), same(ok(200))) },
     'POST /v1/sdk/import': { auth: 'A', cases: dashboardImportCases(() => '/v1/sdk/import') },
     'POST /v1/sdk/import/:userId': { auth: 'S', cases: dashboardImportCases((c) => `/v1/sdk/import/${c.userId}`) },
@@ -286,6 +323,52 @@ function routeTable(): Record<string, RouteEntry> {
           expect: byScope(ok(200, (j) => expect((j.data as { owner: unknown }).owner).toBe(null)), { status: 404, check: (j) => expect(j).toEqual({ success: false, message: `Pipeline ${ids.mixedPipeline} not found` }) }),
         },
         unknown: { req: () => ({ method: 'GET', url: '/v1/sdk/pipelines/DP-1' }), expect: same(msg(404, 'Pipeline DP-1 not found')) },
+      },
+    },
+    'GET /v1/sdk/pipelines/:pipelineId/:userId': {
+      auth: 'S',
+      cases: {
+        own: { req: (c) => ({ method: 'GET', url: `/v1/sdk/pipelines/${ids.acmePipeline}/${c.userId}` }), expect: same(ok(200, (j) => expect((j.data as { owner: string }).owner).toBe('ACME'))) },
+        other: {
+          req: (c) => ({ method: 'GET', url: `/v1/sdk/pipelines/${ids.globexPipeline}/${c.userId}` }),
+          expect: byScope(ok(200), { status: 404, check: (j) => expect(j).toEqual({ success: false, message: `Pipeline ${ids.globexPipeline} not found` }) }),
+        },
+        shared: {
+          req: (c) => ({ method: 'GET', url: `/v1/sdk/pipelines/${ids.mixedPipeline}/${c.userId}` }),
+          expect: byScope(ok(200, (j) => expect((j.data as { owner: unknown }).owner).toBe(null)), { status: 404, check: (j) => expect(j).toEqual({ success: false, message: `Pipeline ${ids.mixedPipeline} not found` }) }),
+        },
+        unknown: { req: (c) => ({ method: 'GET', url: `/v1/sdk/pipelines/DP-1/${c.userId}` }), expect: same(msg(404, 'Pipeline DP-1 not found')) },
+      },
+    },
+    'GET /v1/bi/admin/pipelines/:userId': {
+      auth: 'S',
+      cases: none(
+        (c) => ({ method: 'GET', url: `/v1/bi/admin/pipelines/${c.userId}` }),
+        (p) =>
+          ok(200, (j) => {
+            const listed = (j.pipelines as { pipelineId: string }[]).map((x) => x.pipelineId).sort();
+            expect(listed).toEqual((CONFINED.has(p) ? [ids.acmePipeline] : [ids.acmePipeline, ids.globexPipeline, ids.mixedPipeline]).sort());
+          }),
+      ),
+    },
+    'GET /v1/bi/admin/connections/:userId': {
+      auth: 'S-admin',
+      cases: none(
+        (c) => ({ method: 'GET', url: `/v1/bi/admin/connections/${c.userId}` }),
+        same(
+          ok(200, (j) => {
+            const acme = (j.connections as { connectionId: string; owner: string; usedBy: { clients: string[] } }[]).find((x) => x.connectionId === ACME_DB);
+            expect(acme).toMatchObject({ owner: 'ACME', usedBy: { clients: ['ACME'] } });
+          }),
+        ),
+      ),
+    },
+    'POST /v1/bi/admin/connections/:connectionId/test/:userId': {
+      auth: 'S-admin',
+      cases: {
+        // No account URL: the test answers without any network.
+        own: { req: (c) => ({ method: 'POST', url: `/v1/bi/admin/connections/${ACME_DB}/test/${c.userId}`, payload: {} }), expect: same(ok(200, (j) => expect((j.connection as { lastTest: unknown }).lastTest).toMatchObject({ ok: false }))) },
+        unknown: { req: (c) => ({ method: 'POST', url: `/v1/bi/admin/connections/${UNKNOWN_DB}/test/${c.userId}` }), expect: same(err(404, `Connection ${UNKNOWN_DB} not found`)) },
       },
     },
     'GET /v1/reconciler/events': { auth: 'S', stream: true, cases: none(() => ({ method: 'GET', url: '/v1/reconciler/events' }), same({ status: 200 })) },

@@ -37,18 +37,28 @@ describe('users API (admin sessions)', () => {
     });
   });
 
-  it('the last admin cannot be demoted or disabled (409); with a second admin it can', async () => {
-    for (const change of [{ role: 'member' }, { disabled: true }]) {
+  it('an admin cannot disable or demote themself (409, nothing changed); another admin can', async () => {
+    for (const [change, error] of [
+      [{ role: 'member' }, 'You cannot remove your own admin role; another admin can'],
+      [{ disabled: true }, 'You cannot disable your own account; another admin can'],
+    ] as const) {
       const res = await patch(admin.userId, change);
-      expect([res.statusCode, res.json()]).toEqual([409, { success: false, error: 'The last admin cannot be demoted or disabled' }]);
+      expect([res.statusCode, res.json()]).toEqual([409, { success: false, error }]);
     }
-    const other = (await create({ username: 'ada', password: 'a-long-password', role: 'admin' })).json().user as { userId: string };
+    expect(t.rt.auth.users.view(admin.userId)).toMatchObject({ role: 'admin', disabled: false });
+    const ada = await loginAs(t, { username: 'ada', role: 'admin' });
+    const other = { userId: ada.userId };
     expect((await patch(other.userId, { role: 'member' })).json().user.role).toBe('member');
     expect((await patch(other.userId, { role: 'admin' })).statusCode).toBe(200);
-    expect((await patch(admin.userId, { disabled: true })).statusCode).toBe(200);
+    expect((await patch(admin.userId, { disabled: true }, ada)).statusCode).toBe(200);
     // The disabled admin's session is dead at once.
     const after = await t.app.inject({ url: base(admin), headers: admin.headers });
     expect([after.statusCode, after.json()]).toEqual([401, { success: false, error: 'Session required' }]);
+  });
+
+  it('the last enabled admin cannot be demoted or disabled (the store rule, also for bictl users)', () => {
+    expect(() => t.rt.auth.users.update(admin.userId, { disabled: true })).toThrow('The last admin cannot be demoted or disabled');
+    expect(() => t.rt.auth.users.update(admin.userId, { role: 'member' })).toThrow('The last admin cannot be demoted or disabled');
   });
 
   it('400 with field paths, 404 for an unknown user, 409 for a taken name; members and keys are refused', async () => {

@@ -1,4 +1,4 @@
-import { PassThrough } from 'node:stream';
+import { PassThrough, Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger, formatLogLine } from '../../controller/log.ts';
 import { makeAuthApp } from '../api/auth/fixture.ts';
@@ -42,5 +42,27 @@ describe('a login username with escape sequences', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain('username="\\u001b[2J\\u001b[31mroot\\u001b[0m\\rforged');
     expect(text().replace(/\n/g, '')).not.toMatch(/[\x00-\x1f\x7f-\x9f]/);
+  });
+});
+
+describe('batched log output', () => {
+  it('writes the lines of one turn of the event loop in one write, at its end', async () => {
+    const writes: string[] = [];
+    const out = new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        writes.push(chunk.toString('utf8'));
+        cb();
+      },
+    });
+    const log = createLogger({ out, batch: true });
+    log.info('one');
+    log.info('two');
+    expect(writes).toEqual([]);
+    await new Promise((r) => setImmediate(r));
+    expect(writes).toHaveLength(1);
+    expect(writes[0].split('\n').filter(Boolean).map((l) => l.slice(25))).toEqual(['INFO  one', 'INFO  two']);
+    log.info('three');
+    await new Promise((r) => setImmediate(r));
+    expect(writes).toHaveLength(2);
   });
 });

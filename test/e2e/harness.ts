@@ -2,6 +2,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { AxeBuilder } from '@axe-core/playwright';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { startServer, type Server } from '../../api/server.ts';
 import { loadConfig } from '../../controller/config.ts';
@@ -38,6 +39,14 @@ export async function findPostgresUser(): Promise<string> {
   throw new Error(`e2e needs PostgreSQL at ${PG.host}:${PG.port}/${PG.database} (trust auth): ${failures.join('; ')}`);
 }
 
+export interface AxeViolation {
+  id: string;
+  impact: string | null | undefined;
+  help: string;
+  width: number;
+  targets: string[];
+}
+
 export interface Harness {
   server: Server;
   url: string;
@@ -48,6 +57,12 @@ export interface Harness {
   /** Requests any page made to another origin (must stay empty: no CDN, no leaks). */
   foreignRequests: string[];
   shot(page: Page, name: string): Promise<string>;
+  /**
+   * The page as it is now, at 1280 px and 390 px wide: a full-page screenshot of each in
+   * `test/artifacts/<name>-1280.png` / `-390.png`, and axe (WCAG 2.1 A/AA) at each width.
+   * Resolves the violations (empty when the page is clean); the viewport is restored after.
+   */
+  check(page: Page, name: string): Promise<AxeViolation[]>;
   close(): Promise<void>;
 }
 
@@ -102,6 +117,25 @@ export async function startHarness(): Promise<Harness> {
       const path = join(ARTIFACTS, `${name}.png`);
       await page.screenshot({ path, fullPage: true });
       return path;
+    },
+    async check(page, name) {
+      const original = page.viewportSize() ?? { width: 1280, height: 860 };
+      const violations: AxeViolation[] = [];
+      try {
+        for (const width of [1280, 390]) {
+          await page.setViewportSize({ width, height: width === 390 ? 844 : 860 });
+          // Let layout and any transition settle before reading the page.
+          await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+          await page.screenshot({ path: join(ARTIFACTS, `${name}-${width}.png`), fullPage: true });
+          const result = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
+          for (const v of result.violations) {
+            violations.push({ id: v.id, impact: v.impact, help: v.help, width, targets: v.nodes.map((n) => n.target.join(' ')) });
+          }
+        }
+      } finally {
+        await page.setViewportSize(original);
+      }
+      return violations;
     },
     async close() {
       for (const c of contexts) await c.close().catch(() => {});

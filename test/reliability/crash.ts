@@ -2,6 +2,8 @@ import { describe, expect } from 'vitest';
 import { ManifestFiles } from '../../controller/sources/files.ts';
 import { dashboardPayload, onboardingPackage } from '../../bench/lib/payloads.ts';
 import { folderStoreAgreement, storeInvariants } from './checks.ts';
+import { git, gitLog } from '../../bench/lib/git.ts';
+import type { BenchServer } from '../../bench/lib/setup.ts';
 import { queryStore, request, requireRoute, scenario, startServer, tally } from './harness.ts';
 
 interface Sent {
@@ -74,60 +76,99 @@ function duplicateIds(sent: Sent[]): string[] {
   return dups;
 }
 
+/**
+ * `total` onboardings and imports from 6 workers, the server killed with `kill -9` once
+ * `killAfter` were answered, then started again (its first sync done). Returns what was sent
+ * and how it was answered; every answer before the kill was a 2xx.
+ */
+async function burstKillRestart(ctx: BenchServer, total: number, killAfter: number): Promise<Sent[]> {
+  const base = ctx.server.url;
+  const sent: Sent[] = [];
+  const jobs: (() => Promise<void>)[] = [];
+  for (let i = 0; i < total; i++) {
+    const kind = i % 3 === 0 ? 'onboard' : 'import';
+    const id = kind === 'onboard' ? `CRASH${String(i).padStart(3, '0')}` : `crash-dash-${i}`;
+    const entry: Sent = { kind, id };
+    sent.push(entry);
+    jobs.push(async () => {
+      try {
+        const res =
+          kind === 'onboard'
+            ? await request(`${base}/v1/sdk/client/onboard`, { body: onboardingPackage(id), headers: ctx.keyHeaders })
+            : await request(`${base}/v1/sdk/import`, { body: dashboardPayload(id), headers: ctx.keyHeaders });
+        entry.status = res.status;
+        entry.body = res.json as Record<string, unknown>;
+      } catch (err) {
+        entry.error = (err as Error).message;
+      }
+    });
+  }
+  let done = 0;
+  let killed: Promise<void> | undefined;
+  await pool(jobs, 6, () => {
+    if (++done === killAfter) killed = ctx.server.kill9();
+  });
+  await killed;
+  expect(sent.some((x) => x.error)).toBe(true); // the kill really was mid-burst
+  for (const x of sent.filter((y) => y.status && y.status >= 300)) throw new Error(`${x.kind} ${x.id} answered ${x.status} ${JSON.stringify(x.body)}`);
+
+  const from = ctx.server.log.length;
+  await ctx.server.start();
+  await ctx.server.waitReady();
+  await ctx.server.waitForLog(/first sync done/, 60_000, from);
+  return sent;
+}
+
+/** What every answered write must have left in the store after the restart. */
+function expectNothingLost(ctx: BenchServer, sent: Sent[]): void {
+  const lost = lostWrites(ctx.server.opts.dbPath, sent);
+  tally.lostWrites += lost.length;
+  expect(lost).toEqual([]);
+  expect(duplicateIds(sent)).toEqual([]);
+  expect(storeInvariants(ctx.server.opts.dbPath)).toEqual([]);
+}
+
 export function crashScenarios(): void {
   describe('crash', () => {
     scenario('kill -9 mid-burst of onboardings and imports, restart: every 2xx present and complete', async (s) => {
       const ctx = await startServer('crash');
       try {
-        const base = ctx.server.url;
         await requireRoute(s, ctx, 'POST', '/v1/sdk/client/onboard', ctx.keyHeaders, 'issue 4');
         await requireRoute(s, ctx, 'POST', '/v1/sdk/import', ctx.keyHeaders, 'issue 5');
-        const sent: Sent[] = [];
-        const jobs: (() => Promise<void>)[] = [];
-        for (let i = 0; i < 60; i++) {
-          const kind = i % 3 === 0 ? 'onboard' : 'import';
-          const id = kind === 'onboard' ? `CRASH${String(i).padStart(3, '0')}` : `crash-dash-${i}`;
-          const entry: Sent = { kind, id };
-          sent.push(entry);
-          jobs.push(async () => {
-            try {
-              const res =
-                kind === 'onboard'
-                  ? await request(`${base}/v1/sdk/client/onboard`, { body: onboardingPackage(id), headers: ctx.keyHeaders })
-                  : await request(`${base}/v1/sdk/import`, { body: dashboardPayload(id), headers: ctx.keyHeaders });
-              entry.status = res.status;
-              entry.body = res.json as Record<string, unknown>;
-            } catch (err) {
-              entry.error = (err as Error).message;
-            }
-          });
-        }
-        let done = 0;
-        let killed: Promise<void> | undefined;
-        await pool(jobs, 6, () => {
-          if (++done === 20) killed = ctx.server.kill9();
-        });
-        await killed;
+        const sent = await burstKillRestart(ctx, 60, 20);
         const answered = sent.filter((x) => x.status && x.status < 300);
         expect(answered.length).toBeGreaterThanOrEqual(15);
-        expect(sent.some((x) => x.error)).toBe(true); // the kill really was mid-burst
-        for (const x of sent.filter((y) => y.status && y.status >= 300)) throw new Error(`${x.kind} ${x.id} answered ${x.status} ${JSON.stringify(x.body)}`);
-
-        const from = ctx.server.log.length;
-        await ctx.server.start();
-        await ctx.server.waitReady();
-        await ctx.server.waitForLog(/first sync done/, 60_000, from);
-        const lost = lostWrites(ctx.server.opts.dbPath, sent);
-        tally.lostWrites += lost.length;
-        expect(lost).toEqual([]);
-        expect(duplicateIds(sent)).toEqual([]);
-        expect(storeInvariants(ctx.server.opts.dbPath)).toEqual([]);
+        expectNothingLost(ctx, sent);
         const files = await new ManifestFiles(ctx.server.opts.manifestsDir).list();
         expect(folderStoreAgreement(ctx.server.opts.dbPath, ctx.server.opts.manifestsDir, files)).toEqual([]);
         // Every answered onboarding and import has its manifest file.
         for (const x of answered) {
           if (x.kind === 'onboard') expect(files).toContain(`clients/${x.id}.yaml`);
           else expect(files.some((f) => f.startsWith('dashboards/') && f.includes(x.id))).toBe(true);
+        }
+      } finally {
+        await ctx.close();
+      }
+    });
+
+    scenario('git mode: kill -9 mid-burst, restart: every 2xx is its own commit in the remote and complete in the store', async (s) => {
+      const ctx = await startServer('crash-git', { mode: 'git' });
+      try {
+        await requireRoute(s, ctx, 'POST', '/v1/sdk/client/onboard', ctx.keyHeaders, 'issue 4');
+        await requireRoute(s, ctx, 'POST', '/v1/sdk/import', ctx.keyHeaders, 'issue 5');
+        const sent = await burstKillRestart(ctx, 45, 15);
+        const answered = sent.filter((x) => x.status && x.status < 300);
+        expect(answered.length).toBeGreaterThanOrEqual(10);
+        expectNothingLost(ctx, sent);
+        // Acknowledged only once pushed: each answered write is a commit of its own on the remote.
+        const bare = ctx.bare ?? '';
+        const subjects = gitLog(bare, '%s');
+        const tree = git(bare, 'ls-tree', '-r', '--name-only', 'main').split('\n');
+        for (const x of answered) {
+          const subject = x.kind === 'onboard' ? `onboard client ${x.id}` : `import dashboard ${x.id}`;
+          expect(subjects.filter((l) => l === subject)).toHaveLength(1);
+          if (x.kind === 'onboard') expect(tree).toContain(`clients/${x.id}.yaml`);
+          else expect(tree.some((f) => f.startsWith('dashboards/') && f.includes(x.id))).toBe(true);
         }
       } finally {
         await ctx.close();

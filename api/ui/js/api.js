@@ -1,33 +1,94 @@
 // The UI's one way to call the server: same origin, cookies, and the CTN header on every request.
+//
+// The session info ({userId, csrfToken}) lives in localStorage, shared by every tab of this origin:
+// the LASID cookie already is, and the CSRF token only proves that a request comes from a page of
+// this origin (another origin can read neither). A second tab or a deep link is signed in at once;
+// a login in another tab replaces the token for every tab (`storage` event), and a 403
+// "Invalid CSRF token" re-reads it once and retries before the page is sent to the login.
 
 const KEY = 'bi-controller.session';
 
-export function getSession() {
+function read() {
   try {
-    const s = JSON.parse(sessionStorage.getItem(KEY) ?? 'null');
+    const s = JSON.parse(localStorage.getItem(KEY) ?? 'null');
     return s && typeof s.userId === 'string' && typeof s.csrfToken === 'string' ? s : null;
   } catch {
     return null;
   }
 }
 
+export function getSession() {
+  return read();
+}
+
 export function setSession(s) {
-  if (s) sessionStorage.setItem(KEY, JSON.stringify(s));
-  else sessionStorage.removeItem(KEY);
+  if (s) localStorage.setItem(KEY, JSON.stringify({ userId: s.userId, csrfToken: s.csrfToken }));
+  else localStorage.removeItem(KEY);
+}
+
+/** Calls `fn(session | null)` when another tab signs in or out. */
+export function whenSessionChanges(fn) {
+  window.addEventListener('storage', (e) => {
+    if (e.key === KEY || e.key === null) fn(read());
+  });
 }
 
 export class ApiError extends Error {
-  constructor(status, body) {
-    super((body && (body.error || body.message)) || `HTTP ${status}`);
+  constructor(status, body, message) {
+    super(message ?? ((body && (body.error || body.message)) || `HTTP ${status}`));
     this.status = status;
     this.body = body;
+  }
+
+  /**
+   * The problems of a `Validation failed: a; b` or `<step>: a; b` answer, each with the field path
+   * it starts with (`clientName must be ...` → {path: 'clientName', text}).
+   */
+  get problems() {
+    const text = String(this.body?.error ?? '').replace(/^(Validation failed|[a-z ]+):\s*/, '');
+    return text ? text.split('; ').map((t) => ({ path: /^([A-Za-z_][\w.[\]]*)\b/.exec(t)?.[1] ?? '', text: t })) : [];
   }
 }
 
 let onUnauthorized = () => {};
-/** Called when the server says the session is gone (401): back to the login page. */
+/** Called when the server says the session is gone (401, or a CSRF token no tab has): back to the login page. */
 export function whenUnauthorized(fn) {
   onUnauthorized = fn;
+}
+
+const CSRF_REFUSED = 'Invalid CSRF token';
+
+/** Reason phrases of the statuses a proxy answers with (HTTP/2 sends none). */
+const REASONS = { 400: 'Bad Request', 404: 'Not Found', 408: 'Request Timeout', 413: 'Payload Too Large', 429: 'Too Many Requests', 500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout' };
+
+/** A readable text for an answer that is not the API's JSON (a proxy's HTML error page, an empty body). */
+function plainAnswer(res) {
+  const reason = res.statusText || REASONS[res.status] || '';
+  return `The server answered ${res.status}${reason ? ` ${reason}` : ''}${res.status >= 500 ? '. Try again in a moment.' : '.'}`;
+}
+
+async function send(method, path, body, session) {
+  const headers = { accept: 'application/json' };
+  if (session) headers.CTN = session.csrfToken;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  let res;
+  try {
+    res = await fetch(path, { method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body) });
+  } catch (err) {
+    throw new ApiError(0, null, `The server could not be reached (${err.message}). Check the connection and try again.`);
+  }
+  const text = await res.text();
+  let data = null;
+  let plain = null;
+  const json = /json/i.test(res.headers.get('content-type') ?? '');
+  try {
+    data = text ? JSON.parse(text) : null;
+    if (!json && (data === null || typeof data !== 'object')) throw new Error('not the API');
+  } catch {
+    data = null;
+    plain = plainAnswer(res);
+  }
+  return { res, data, plain };
 }
 
 /**
@@ -35,28 +96,23 @@ export function whenUnauthorized(fn) {
  * (pass `expect` with the accepted statuses), throws ApiError otherwise.
  */
 export async function call(method, path, { body, expect } = {}) {
-  const s = getSession();
-  const headers = { accept: 'application/json' };
-  if (s) headers.CTN = s.csrfToken;
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  let res;
-  try {
-    res = await fetch(path, { method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body) });
-  } catch (err) {
-    throw new ApiError(0, { error: `The server could not be reached (${err.message})` });
-  }
-  const text = await res.text();
-  let data = null;
-  try {
-    data = text ? JSON.parse(text) : null;
-  } catch {
-    data = { error: text.slice(0, 300) };
+  const sent = getSession();
+  let { res, data, plain } = await send(method, path, body, sent);
+  if (res.status === 403 && data?.error === CSRF_REFUSED) {
+    // Another tab signed in again: its token is ours too. Retry once with it.
+    const now = getSession();
+    if (now && (!sent || now.csrfToken !== sent.csrfToken)) ({ res, data, plain } = await send(method, path, body, now));
+    if (res.status === 403 && data?.error === CSRF_REFUSED) {
+      onUnauthorized('Your session changed in another window: sign in again.');
+      throw new ApiError(403, data, 'Your session changed in another window: sign in again.');
+    }
   }
   if (res.status === 401 && !path.startsWith('/v1/auth/login')) {
-    onUnauthorized();
-    throw new ApiError(401, data);
+    onUnauthorized('Your session has ended: sign in again.');
+    throw new ApiError(401, data, 'Your session has ended: sign in again.');
   }
   const ok = expect ? expect.includes(res.status) : res.ok;
+  if (plain !== null && (!ok || res.status >= 400)) throw new ApiError(res.status, null, plain);
   if (!ok) throw new ApiError(res.status, data);
   return { status: res.status, body: data };
 }
@@ -65,4 +121,9 @@ export async function call(method, path, { body, expect } = {}) {
 export function userPath(prefix, suffix = '') {
   const s = getSession();
   return `${prefix}${encodeURIComponent(s ? s.userId : '')}${suffix}`;
+}
+
+/** The text of any error for a person: the API's message, or what went wrong. */
+export function errorText(err) {
+  return err instanceof ApiError ? err.message : err instanceof Error ? err.message : String(err);
 }

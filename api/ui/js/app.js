@@ -1,10 +1,19 @@
-import { call, getSession, setSession, whenUnauthorized } from './api.js';
-import { h, render } from './dom.js';
+import { call, errorText, getSession, setSession, whenSessionChanges, whenUnauthorized } from './api.js';
+import { errorView, focusPage, h, loadingView, notice, render } from './dom.js';
 import { clientDetailPage } from './pages/client.js';
 import { clientsPage } from './pages/clients.js';
+import { connectionsPage } from './pages/connections.js';
+import { dashboardPage } from './pages/dashboard.js';
+import { dashboardsPage } from './pages/dashboards.js';
+import { manifestsPage } from './pages/manifests.js';
 import { importPage } from './pages/import.js';
 import { keysPage } from './pages/keys.js';
 import { loginPage } from './pages/login.js';
+import { memberClientPage, memberHomePage, memberKeysPage } from './pages/member.js';
+import { pipelinePage } from './pages/pipeline.js';
+import { pipelinesPage } from './pages/pipelines.js';
+import { runPage } from './pages/run.js';
+import { usersPage } from './pages/users.js';
 import { wizardPage } from './pages/wizard.js';
 
 const main = document.getElementById('main');
@@ -15,11 +24,27 @@ const who = document.getElementById('who');
 let me = null;
 
 const ADMIN_ROUTES = {
-  clients: (arg, query) => (arg ? clientDetailPage(decodeURIComponent(arg)) : clientsPage(query)),
+  clients: (arg, query, me) => (arg ? clientDetailPage(decodeURIComponent(arg), query, me) : clientsPage(query)),
+  dashboards: (arg, query) => (arg ? dashboardPage(decodeURIComponent(arg), query) : dashboardsPage(query)),
+  manifests: (_arg, query, me) => manifestsPage(query, me),
   new: () => wizardPage(),
   import: () => importPage(),
   keys: () => keysPage(),
+  pipelines: (arg, query) => (arg ? pipelinePage(decodeURIComponent(arg)) : pipelinesPage(query)),
+  runs: (arg) => (arg ? runPage(decodeURIComponent(arg)) : pipelinesPage(new URLSearchParams())),
+  connections: (arg, query) => connectionsPage(query),
+  users: () => usersPage(),
 };
+
+/** A member's pages (their own tabs in member.js): the granted clients, read-only, and their API keys. */
+const MEMBER_ROUTES = {
+  home: (arg, query, me) => memberHomePage(me),
+  clients: (arg, query, me) => (arg ? memberClientPage(decodeURIComponent(arg)) : memberHomePage(me)),
+  keys: () => memberKeysPage(),
+};
+
+/** Pages that belong under another navigation entry (a run is a pipeline's). */
+const NAV_OF = { runs: 'pipelines' };
 
 function parseHash() {
   const raw = location.hash.replace(/^#\/?/, '');
@@ -39,23 +64,37 @@ function chrome() {
   const signedIn = Boolean(me);
   who.hidden = !signedIn;
   nav.hidden = !(signedIn && me.settings);
+  document.getElementById('menu-toggle').hidden = nav.hidden;
   if (signedIn) document.getElementById('who-name').textContent = `${me.username} (${me.role})`;
   const { page } = parseHash();
   for (const a of nav.querySelectorAll('a')) {
-    if (a.dataset.nav === page) a.setAttribute('aria-current', 'page');
+    if (a.dataset.nav === (NAV_OF[page] ?? page)) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
   }
 }
 
-function memberHome() {
-  return h('section', { class: 'panel', id: 'member-home' },
-    h('h1', {}, `Signed in as ${me.username}`),
-    h('p', {}, 'Settings (clients, onboarding and API keys) are available to administrators only.'),
-    h('p', { class: 'muted' }, 'Ask an administrator if you need access.'));
+/** Where a signed-out visitor wanted to go: they land there after the login. */
+const NEXT_KEY = 'bi-controller.next';
+let signedOutBecause = null;
+
+function rememberTarget() {
+  const target = location.hash;
+  if (target && !target.startsWith('#/login')) sessionStorage.setItem(NEXT_KEY, target);
 }
 
+function takeTarget(fallback) {
+  const target = sessionStorage.getItem(NEXT_KEY);
+  sessionStorage.removeItem(NEXT_KEY);
+  return target && target.startsWith('#/') && !target.startsWith('#/login') ? target : fallback;
+}
+
+/** Counts route() calls: a slow page that finishes after the visitor moved on is dropped. */
+let routeSeq = 0;
+
 async function route() {
+  const seq = ++routeSeq;
   const { page, arg, query } = parseHash();
+  closeMenu(false);
   if (!getSession()) me = null;
   if (getSession() && !me) {
     try {
@@ -65,42 +104,70 @@ async function route() {
       setSession(null);
     }
   }
+  if (seq !== routeSeq) return;
   chrome();
-  let view;
   if (!me) {
     if (page !== 'login') {
+      rememberTarget();
       location.replace('#/login');
       return;
     }
-    view = loginPage(async (session) => {
+    const why = signedOutBecause;
+    signedOutBecause = null;
+    show(h('div', {}, why ? notice('warn', why) : null, loginPage(async (session) => {
       setSession(session);
       me = await loadMe();
-      location.hash = me.settings ? '#/clients' : '#/home';
-    });
-  } else if (!me.settings) {
-    if (page !== 'home') {
-      location.replace('#/home');
-      return;
-    }
-    view = memberHome();
-  } else {
-    const handler = ADMIN_ROUTES[page];
-    if (!handler) {
-      location.replace('#/clients');
-      return;
-    }
-    view = await handler(arg, query, me);
+      location.hash = takeTarget(me.settings ? '#/clients' : '#/home');
+    })));
+    return;
   }
-  render(main, view);
-  const heading = main.querySelector('h1');
-  document.title = `${heading ? heading.textContent + ' · ' : ''}bi-controller`;
-  (main.querySelector('[autofocus]') ?? main).focus({ preventScroll: true });
+  // A member has their own pages (granted clients, read-only, and their keys); an admin the settings.
+  const handler = (me.settings ? ADMIN_ROUTES : MEMBER_ROUTES)[page];
+  if (!handler) {
+    location.replace(takeTarget(me.settings ? '#/clients' : '#/home'));
+    return;
+  }
+  // The previous page goes at once: a loading state, then the page or its error with Retry.
+  render(main, loadingView('Loading…', { id: 'page-loading' }));
+  main.setAttribute('aria-busy', 'true');
+  let view;
+  try {
+    view = await handler(arg, query, me);
+  } catch (err) {
+    if (seq !== routeSeq) return;
+    view = errorView('This page could not be loaded', errorText(err), () => void route());
+  } finally {
+    main.removeAttribute('aria-busy');
+  }
+  if (seq !== routeSeq) return;
+  show(view);
 }
 
-whenUnauthorized(() => {
+/** Puts a view on screen and moves focus to its heading (or its autofocus field). */
+function show(view) {
+  render(main, view);
+  focusPage();
+}
+
+whenUnauthorized((why) => {
   setSession(null);
   me = null;
-  if (!location.hash.startsWith('#/login')) location.hash = '#/login';
+  signedOutBecause = why ?? null;
+  if (!location.hash.startsWith('#/login')) {
+    rememberTarget();
+    location.hash = '#/login';
+  } else void route();
+});
+
+// Another tab signed in (a new token for every tab) or out.
+whenSessionChanges((session) => {
+  me = null;
+  if (!session) {
+    rememberTarget();
+    if (!location.hash.startsWith('#/login')) location.hash = '#/login';
+    else void route();
+  } else if (location.hash.startsWith('#/login')) location.hash = takeTarget('#/clients');
+  else void loadMe().then((m) => { me = m; chrome(); }).catch(() => void route());
 });
 
 document.getElementById('logout').addEventListener('click', async () => {
@@ -110,6 +177,30 @@ document.getElementById('logout').addEventListener('click', async () => {
     setSession(null);
     me = null;
     location.hash = '#/login';
+  }
+});
+
+// The navigation on a narrow screen: a menu button (aria-expanded) shows it; Escape or a choice closes it.
+const menu = document.getElementById('menu-toggle');
+function closeMenu(returnFocus) {
+  if (menu.getAttribute('aria-expanded') !== 'true') return;
+  menu.setAttribute('aria-expanded', 'false');
+  nav.classList.remove('open');
+  if (returnFocus) menu.focus();
+}
+menu.addEventListener('click', () => {
+  const open = menu.getAttribute('aria-expanded') !== 'true';
+  menu.setAttribute('aria-expanded', String(open));
+  nav.classList.toggle('open', open);
+  if (open) nav.querySelector('a')?.focus();
+});
+nav.addEventListener('click', (e) => {
+  if (e.target instanceof HTMLAnchorElement) closeMenu(false);
+});
+document.addEventListener('keydown', (e) => {
+  if (e.key === 'Escape' && menu.getAttribute('aria-expanded') === 'true') {
+    e.preventDefault();
+    closeMenu(true);
   }
 });
 

@@ -1,4 +1,4 @@
-import { call, userPath } from './api.js';
+import { ApiError, call, userPath } from './api.js';
 import { fmtDate, h } from './dom.js';
 import { subscribe } from './events.js';
 import { Progress } from './progress.js';
@@ -6,7 +6,9 @@ import { Progress } from './progress.js';
 /** The steps spec 1 names, matched to the reconciler's step names. */
 export function clientSteps({ withConnection, withDashboards }) {
   return [
+    withConnection && { id: 'connection-manifest', group: 'Connection', label: 'Write the connection manifest', match: /write manifest/i },
     withConnection && { id: 'connection', group: 'Connection', label: 'Create connection record', match: /connection/i },
+    { id: 'manifest', group: 'Client', label: 'Write the client manifest', match: /write manifest/i },
     { id: 'link', group: 'Client', label: withConnection ? 'Link the connection to the client' : 'Link the connection (created when missing)', match: /connection/i },
     { id: 'model', group: 'Client', label: 'Create client model inheriting from the core model', match: /model/i },
     { id: 'vdm', group: 'Client', label: 'Create and publish VDM(s)', match: /vdm/i },
@@ -23,8 +25,11 @@ function reasonOf(error, step) {
 
 /**
  * Runs an onboarding from the UI: (optionally) the Connection first, then the package through
- * the same onboarding endpoint the API offers. Progress comes live from the reconciler's events;
- * without the stream it is inferred from the answers. Resolves with what happened.
+ * the same onboarding endpoint the API offers. The page follows the reconciler's event stream:
+ * each step is drawn when its event arrives, which is before the write's HTTP answer (the server
+ * writes a step's event to the stream as the step starts, the answer after the last one). The
+ * answer only fills in the result. Resolves with what happened; a network error or a 5xx
+ * resolves too (`error`), with the running step failed, so the page never spins forever.
  */
 export async function runOnboarding({ connection, pkg, progress }) {
   const clientId = String(pkg.clientId ?? '').trim().toUpperCase();
@@ -55,7 +60,7 @@ export async function runOnboarding({ connection, pkg, progress }) {
         progress.fail('Client', null, 'not started');
         return { ...result, status: r.status, body: r.body, failedAt: 'connection' };
       }
-      // The stream and the answer race: let the stream's events land first, so the steps show as seen live.
+      // Events and answer travel on two connections: give the stream's last event a moment.
       if (live) await Promise.race([connectionEvent, new Promise((resolve) => setTimeout(resolve, 1500))]);
       result.connectionId = r.body.connectionId;
       result.secretRef = r.body.secretRef;
@@ -67,13 +72,18 @@ export async function runOnboarding({ connection, pkg, progress }) {
     result.status = r.status;
     result.body = r.body;
     if (r.status === 201) progress.completeGroup('Client');
-    else if (r.status === 200) progress.completeGroup('Client', 'already existed: nothing created');
+    else if (r.status === 200) progress.skipAll('Client', 'the client already exists: nothing was done');
     else {
       const step = r.status === 422 ? failedStep ?? (await auditOf(clientId))?.failedStep ?? null : null;
       progress.fail('Client', step, reasonOf(r.body?.error, step));
       result.failedAt = step;
     }
     return result;
+  } catch (err) {
+    // No usable answer (network error, 5xx, a proxy's page): the running step failed, retry is possible.
+    const message = err instanceof ApiError ? err.message : String(err);
+    progress.abort(message);
+    return { ...result, status: err instanceof ApiError ? err.status : 0, body: { error: message }, error: message };
   } finally {
     // Late events of this run may still be in flight: give them a moment, then close.
     setTimeout(() => events.close(), 1500);
@@ -92,7 +102,13 @@ async function auditOf(clientId) {
 /** The result panel: new IDs, or the failing step, its reason and the FAILED audit entry. */
 export async function resultPanel(outcome, clientId) {
   const c = outcome.body?.client;
-  if (outcome.status === 201 || outcome.status === 200) {
+  if (outcome.status === 200) {
+    return h('section', { class: 'panel', 'aria-labelledby': 'result-h', id: 'result', dataset: { outcome: 'ALREADY_EXISTS' } },
+      h('h2', { id: 'result-h' }, 'Nothing was created'),
+      h('div', { class: 'notice bad', role: 'alert' }, `${c?.clientId ?? clientId} already exists (${c?.status ?? 'ACTIVE'}): it was left unchanged and nothing was imported. Choose another client ID to create a copy.`),
+      h('div', { class: 'actions' }, h('a', { class: 'button secondary', href: `#/clients/${encodeURIComponent(c?.clientId ?? clientId)}` }, `Open ${c?.clientId ?? clientId}`)));
+  }
+  if (outcome.status === 201) {
     const ids = [
       ['Client ID', c?.clientId],
       ['Status', c?.status],
@@ -108,9 +124,8 @@ export async function resultPanel(outcome, clientId) {
     return h(
       'section',
       { class: 'panel', 'aria-labelledby': 'result-h', id: 'result', dataset: { outcome: outcome.body?.status ?? 'COMPLETED' } },
-      h('h2', { id: 'result-h' }, outcome.status === 201 ? 'Client created' : 'Client already exists'),
-      h('div', { class: `notice ${outcome.status === 201 ? 'ok' : 'warn'}`, role: 'status' },
-        outcome.status === 201 ? `${c?.clientId} is ACTIVE.` : `${c?.clientId} already exists and was left unchanged.`),
+      h('h2', { id: 'result-h' }, 'Client created'),
+      h('div', { class: 'notice ok', role: 'status' }, `${c?.clientId} is ACTIVE.`),
       h('dl', { class: 'facts' }, ids.flatMap(([k, v]) => [h('dt', {}, k), h('dd', { class: 'mono' }, v ?? '—')])),
       h('div', { class: 'actions' }, h('a', { class: 'button', href: `#/clients/${encodeURIComponent(c?.clientId ?? clientId)}` }, 'Open client'), h('a', { class: 'button secondary', href: '#/clients' }, 'Back to clients')),
     );
@@ -123,7 +138,7 @@ export async function resultPanel(outcome, clientId) {
     { class: 'panel', 'aria-labelledby': 'result-h', id: 'result', dataset: { outcome: 'FAILED' } },
     h('h2', { id: 'result-h' }, 'Onboarding failed'),
     h('div', { class: 'notice bad', role: 'alert' },
-      outcome.status === 422 ? [h('strong', {}, `Step ${step ?? '?'} failed: `), reason] : outcome.body?.error ?? `HTTP ${outcome.status}`),
+      outcome.status === 422 ? [h('strong', {}, `Step ${step ?? '?'} failed: `), reason] : outcome.body?.error ?? `The server answered ${outcome.status}.`),
   );
   if (audit) {
     panel.append(

@@ -16,6 +16,7 @@ export class Progress {
   #draw(row) {
     const li = row.li ?? h('li');
     li.dataset.step = row.id;
+    li.dataset.group = row.group;
     li.dataset.state = row.state;
     if (row.seen) li.dataset.seen = row.seen;
     render(
@@ -62,6 +63,27 @@ export class Progress {
       if (r.group === group && (r.state === 'running' || r.state === 'pending')) this.set(r.id, 'done', undefined, r.seen);
     }
     this.set(row.id, 'running', undefined, seen);
+  }
+
+  /** The run stopped without an answer (network error, 5xx): running rows failed with `reason`, the rest not done. */
+  abort(reason) {
+    let failed = false;
+    for (const r of this.rows) {
+      if (r.state === 'running') {
+        this.set(r.id, 'failed', reason);
+        failed = true;
+      }
+    }
+    if (!failed) {
+      const first = this.rows.find((r) => r.state === 'pending');
+      if (first) this.set(first.id, 'failed', reason);
+    }
+    for (const r of this.rows) if (r.state === 'pending') this.set(r.id, 'skipped');
+  }
+
+  /** Nothing was done (the client already exists): every row not run. */
+  skipAll(group, detail) {
+    for (const r of this.rows) if (r.group === group && r.state !== 'skipped') this.set(r.id, 'skipped', r === this.rows.find((x) => x.group === group) ? detail : undefined);
   }
 
   /** Every remaining row of `group` is done. */

@@ -19,3 +19,9 @@ export const AGGREGATIONS = Object.freeze(["sum","count","average","avg","min","
 export const PHASES = Object.freeze(["Pending","Synced","Failed","Invalid","Pruned"]);
 /** Client registry statuses (spec 3). */
 export const CLIENT_STATUSES = Object.freeze(["ACTIVE","FAILED","DELETED"]);
+/** String limits of an onboarding package's fields (minLength, maxLength, pattern). */
+export const CLIENT_LIMITS = Object.freeze({"clientId":{"minLength":1,"pattern":"^([A-Za-z0-9][A-Za-z0-9_-]{0,63})?$"},"clientName":{"maxLength":200,"pattern":"\\S"},"description":{"maxLength":2000},"connectionId":{"minLength":1,"pattern":"^(D[0-9]{4}A[0-9]{5})?$"},"coreModelId":{"minLength":1,"pattern":"^(SM[0-9]{4}A[0-9]{5})?$"}});
+/** String limits of a VDM of an onboarding package. */
+export const VDM_LIMITS = Object.freeze({"name":{"minLength":1,"maxLength":200}});
+/** String limits of the wizard's data source (POST connections). */
+export const CONNECTION_LIMITS = Object.freeze({"name":{"maxLength":512},"description":{"maxLength":512},"accountUrl":{"maxLength":512},"host":{"maxLength":512},"warehouse":{"maxLength":512},"database":{"maxLength":512},"schema":{"maxLength":512},"username":{"maxLength":512},"connectionId":{"pattern":"^D\\d{4}A\\d{5}$"},"owner":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"},"secretRef":{"pattern":"^secret:[A-Za-z0-9_-]+$"}});

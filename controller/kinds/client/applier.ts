@@ -10,6 +10,16 @@ import { clientRules, normalizeClientId, vdmName } from './rules.ts';
 import { type ClientRefs, type ClientSpec, type ClientStep } from './types.ts';
 import { connectionOwnership } from '../../authz/ownership.ts';
 import { connectionTaken } from '../../authz/authorizer.ts';
+import { columnTypesOf } from '../dashboard/fields.ts';
+
+/** A core model's stored definition (JSON text); an unreadable one declares nothing. */
+function parseDefinition(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
 
 export interface ClientApplierOptions {
   /**
@@ -103,9 +113,11 @@ function applyClient(ctx: ApplyContext<ClientSpec>, steps: Steps): ClientRefs {
     return r;
   });
 
+  let columnTypes: Map<string, string> | undefined;
   const modelId = steps.run('create model', () => {
-    const core = db.statements.prepare('SELECT model_id FROM core_models WHERE model_id = ?').get(spec.coreModelId);
+    const core = db.statements.prepare('SELECT model_id, definition FROM core_models WHERE model_id = ?').get(spec.coreModelId) as { definition: string } | undefined;
     if (!core) throw new StepError('create model', `core model ${spec.coreModelId} does not exist`);
+    columnTypes = columnTypesOf(parseDefinition(core.definition));
     const r = upsertModel(ctx, spec, clientId, at);
     changed ||= r.changed;
     return r.modelId;
@@ -128,6 +140,7 @@ function applyClient(ctx: ApplyContext<ClientSpec>, steps: Steps): ClientRefs {
       connectionId: connection.connectionId,
       firstVdm: { id: vdmIds[0], spec: spec.vdm[0] },
       dashboards: spec.dashboards ?? [],
+      ...(columnTypes ? { columnTypes } : {}),
     });
     changed ||= r.changed;
     return r;

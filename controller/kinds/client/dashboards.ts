@@ -23,6 +23,8 @@ export interface DeployInput {
   /** The client's first VDM: its ID and configuration (charts are checked against its fields). */
   firstVdm: { id: string; spec: VdmSpec };
   dashboards: readonly ClientDashboardSpec[];
+  /** The core model's declared column types (a measure's aggregation is checked against them). */
+  columnTypes?: ReadonlyMap<string, string>;
 }
 
 export interface DeployResult {
@@ -32,8 +34,8 @@ export interface DeployResult {
 }
 
 /** Every chart problem of the package's dashboards against the first VDM's fields. */
-function dashboardProblems(dashboards: readonly ClientDashboardSpec[], firstVdm: VdmSpec): string[] {
-  const catalog = vdmFields(firstVdm);
+function dashboardProblems(dashboards: readonly ClientDashboardSpec[], firstVdm: VdmSpec, columnTypes?: ReadonlyMap<string, string>): string[] {
+  const catalog = vdmFields(firstVdm, columnTypes);
   return dashboards.flatMap((d, i) => validateSections(d.sections, catalog, `dashboards[${i}].sections`).map(formatProblem));
 }
 
@@ -64,7 +66,7 @@ export function asDashboardSpec(d: ClientDashboardSpec, dataSource: { dbId: stri
  */
 export function deployDashboards(input: DeployInput): DeployResult {
   const { db, clientId, key } = input;
-  const problems = dashboardProblems(input.dashboards, input.firstVdm.spec);
+  const problems = dashboardProblems(input.dashboards, input.firstVdm.spec, input.columnTypes);
   if (problems.length) throw new StepError(DEPLOY_STEP, problems.join('; '));
   const matched = matchByNameThenPosition(facadeRowsOfClient(db, clientId, key), input.dashboards.map((d) => d.name));
   const facadeIds: string[] = [];

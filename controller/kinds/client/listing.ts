@@ -16,6 +16,19 @@ export interface ListQuery {
   status?: ClientStatus;
   /** Compiled case-insensitive pattern (RE2: linear time, no catastrophic backtracking). */
   search?: RE2JS;
+  /** Another order than the listing's (newest onboarding first): a column and a direction. */
+  sort?: { field: SortField; dir: 'asc' | 'desc' };
+}
+
+/** The registry's sortable columns (`?sort=`) and their SQL. */
+export const SORT_FIELDS = { clientId: 'client_id', clientName: 'client_name COLLATE NOCASE', status: 'status', onboardedDate: 'onboarded_date' } as const;
+export type SortField = keyof typeof SORT_FIELDS;
+
+/** ORDER BY of a query: its sort, ties by clientId (stable pages), or the listing order. */
+function orderOf(q: ListQuery): string {
+  if (!q.sort) return ORDER;
+  const dir = q.sort.dir === 'desc' ? 'DESC' : 'ASC';
+  return `ORDER BY ${SORT_FIELDS[q.sort.field]} ${dir}, client_id ${dir}`;
 }
 
 export interface ListPage {
@@ -69,8 +82,21 @@ export function parseListQuery(q: Record<string, unknown>): ListQuery {
       }
     }
   }
+  const rawSort = one('sort');
+  const rawOrder = one('order');
+  let sort: ListQuery['sort'];
+  if (rawOrder !== undefined && rawOrder !== '' && rawOrder !== 'asc' && rawOrder !== 'desc') problems.push({ path: 'order', message: 'order must be asc or desc' });
+  if (rawSort !== undefined && rawSort !== '') {
+    if (!Object.hasOwn(SORT_FIELDS, String(rawSort))) problems.push({ path: 'sort', message: `sort must be one of ${Object.keys(SORT_FIELDS).join(', ')}` });
+    else {
+      const field = String(rawSort) as SortField;
+      const dir = rawOrder === 'desc' || (rawOrder !== 'asc' && field === 'onboardedDate') ? 'desc' : 'asc';
+      // The listing's own order keeps its index walk.
+      if (!(field === 'onboardedDate' && dir === 'desc')) sort = { field, dir };
+    }
+  }
   if (problems.length) throw new ValidationError(problems);
-  return { page, limit, status, search };
+  return { page, limit, status, search, ...(sort ? { sort } : {}) };
 }
 
 const ORDER = 'ORDER BY onboarded_date DESC, client_id';
@@ -93,7 +119,7 @@ export async function listClients(db: Store, q: ListQuery, search: RegistrySearc
 
 /** A member's listing: only the (few) clients granted to them, filtered and paged in memory. */
 function grantedPage(db: Store, q: ListQuery, ids: readonly string[], offset: number): { total: number; rows: ClientRow[] } {
-  const all = (db.statements.prepare(`SELECT ${CLIENT_COLUMNS} FROM clients WHERE client_id IN (SELECT value FROM json_each(?)) ${ORDER}`).all(JSON.stringify(ids)) as ClientRow[]).filter(
+  const all = (db.statements.prepare(`SELECT ${CLIENT_COLUMNS} FROM clients WHERE client_id IN (SELECT value FROM json_each(?)) ${orderOf(q)}`).all(JSON.stringify(ids)) as ClientRow[]).filter(
     (r) => (!q.status || r.status === q.status) && (!q.search || q.search.test(r.client_id) || q.search.test(r.client_name)),
   );
   return { total: all.length, rows: all.slice(offset, offset + q.limit) };
@@ -109,6 +135,13 @@ function plainPage(db: Store, q: ListQuery, offset: number): { total: number; ro
     : (db.statements.prepare('SELECT COALESCE(SUM(n), 0) AS n FROM client_status_counts').get() as { n: number });
   const total = counted?.n ?? 0;
   if (offset >= total) return { total, rows: [] };
+  if (q.sort) {
+    // Another order than the listing index's: SQLite sorts (the client_id order walks its key).
+    const rows = db
+      .statements.prepare(`SELECT ${CLIENT_COLUMNS} FROM clients ${q.status ? 'WHERE status = @status' : ''} ${orderOf(q)} LIMIT @limit OFFSET @offset`)
+      .all({ ...(q.status ? { status: q.status } : {}), limit: q.limit, offset }) as ClientRow[];
+    return { total, rows };
+  }
   // A page in the back half is walked from the end of the index: no walk is longer than half.
   const fromEnd = offset + q.limit / 2 > total / 2;
   const limit = Math.min(q.limit, total - offset);
@@ -132,6 +165,12 @@ async function searchPage(db: Store, q: ListQuery, re: RE2JS, offset: number, se
   const matched = await search.match(re, q.status);
   const total = matched.length;
   if (offset >= total) return { total, rows: [] };
+  if (q.sort) {
+    const rows = db
+      .statements.prepare(`SELECT ${CLIENT_COLUMNS} FROM clients WHERE rowid IN (SELECT value FROM json_each(?)) ${orderOf(q)} LIMIT ? OFFSET ?`)
+      .all(JSON.stringify(matched), q.limit, offset) as ClientRow[];
+    return { total, rows };
+  }
   const rows = db
     .statements.prepare(`SELECT ${CLIENT_COLUMNS} FROM clients WHERE rowid IN (SELECT value FROM json_each(?)) ${ORDER}`)
     .all(JSON.stringify(matched.slice(offset, offset + q.limit))) as ClientRow[];

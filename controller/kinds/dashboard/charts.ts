@@ -123,6 +123,12 @@ export function validateCharts(charts: unknown, catalog: FieldCatalog | undefine
 
 type FieldUse = 'column' | 'any';
 
+/** Aggregations that only make sense on numbers; checked when the column's type is declared. */
+const NUMERIC_AGGREGATIONS = new Set(['sum', 'average', 'avg']);
+const NUMBER_TYPES = new Set(['number', 'numeric', 'integer', 'int', 'bigint', 'decimal', 'float', 'double', 'real']);
+/** Aggregations of a column that may also be the chart's dimension (rows per region by region). */
+const COUNTING_AGGREGATIONS = new Set(['count', 'distinct']);
+
 function checkFields(chart: Rec, catalog: FieldCatalog, p: string): Problem[] {
   const problems: Problem[] = [];
   const check = (path: string, field: unknown, use: FieldUse) => {
@@ -136,11 +142,20 @@ function checkFields(chart: Rec, catalog: FieldCatalog, p: string): Problem[] {
   };
   const fieldOf = (item: unknown, path: string): [string, unknown] =>
     isPlainObject(item) ? [`${path}.field`, item.field] : [path, item];
+  const dimensionNames = new Set(Array.isArray(chart.dimensions) ? chart.dimensions.map((d) => (isPlainObject(d) ? d.field : d)) : []);
   if (Array.isArray(chart.measures)) {
     chart.measures.forEach((m, k) => {
       const [path, field] = fieldOf(m, `${p}.measures[${k}]`);
-      const asIs = isPlainObject(m) && m.aggregation === AS_IS;
-      check(path, field, asIs ? 'any' : 'column');
+      const aggregation = isPlainObject(m) && typeof m.aggregation === 'string' ? m.aggregation : DEFAULT_AGGREGATION;
+      check(path, field, aggregation === AS_IS ? 'any' : 'column');
+      if (typeof field !== 'string' || !catalog.columns.has(field)) return;
+      const type = catalog.types?.get(field);
+      if (NUMERIC_AGGREGATIONS.has(aggregation) && type !== undefined && !NUMBER_TYPES.has(type)) {
+        problems.push({ path, message: `${path} ${aggregation} of "${field}", a ${type} column: ${aggregation} needs a number column (use count or distinct)` });
+      }
+      if (dimensionNames.has(field) && !COUNTING_AGGREGATIONS.has(aggregation)) {
+        problems.push({ path, message: `${path} "${field}" is also a dimension of the chart: a measure must be another column (or count/distinct of it)` });
+      }
     });
   }
   if (Array.isArray(chart.dimensions)) {

@@ -1,5 +1,15 @@
-import { CronExpressionParser } from 'cron-parser';
+import { createRequire } from 'node:module';
+import type { CronExpressionParser as Parser } from 'cron-parser';
 import type { PipelineSchedule } from './types.ts';
+
+const require = createRequire(import.meta.url);
+let parser: typeof Parser | undefined;
+
+/** cron-parser (and its date library, ~8 MB) is loaded on first use: most controllers schedule nothing. */
+function cron(): typeof Parser {
+  parser ??= (require('cron-parser') as typeof import('cron-parser')).CronExpressionParser;
+  return parser;
+}
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -17,7 +27,7 @@ export function cronProblem(expression: string): string | undefined {
     return `must have 5 fields (minute hour day-of-month month day-of-week) or 6 with seconds, got ${trimmed ? fields : 0}`;
   }
   try {
-    CronExpressionParser.parse(trimmed, { tz: 'UTC' });
+    cron().parse(trimmed, { tz: 'UTC' });
     return undefined;
   } catch (err) {
     return (err as Error).message;
@@ -87,7 +97,7 @@ function nextCron(expression: string, start: Date, now: Date): Date | null {
   // A run at exactly the start counts; before the start, nothing fires.
   const from = start.getTime() > now.getTime() ? new Date(start.getTime() - 1) : now;
   try {
-    return CronExpressionParser.parse(expression.trim(), { currentDate: from, tz: 'UTC' }).next().toDate();
+    return cron().parse(expression.trim(), { currentDate: from, tz: 'UTC' }).next().toDate();
   } catch {
     return null;
   }

@@ -51,12 +51,23 @@ export interface StepView {
 /** The stored pipeline as `GET /v1/sdk/pipelines/{pipelineId}` answers it. */
 export type PipelineView = ApiPipelineView;
 
+/** What a pipeline read and the pipelines list share: where it reads and writes, its schedule, next and last run. */
+export function pipelineOutline(db: Store, row: Pick<PipelineRow, 'pipeline_id' | 'source' | 'destination' | 'schedule' | 'created_at'>, now: Date) {
+  const schedule = fromJson<PipelineSchedule | null>(row.schedule, null);
+  const next = nextRunAt(schedule, now, new Date(row.created_at));
+  return {
+    source: fromJson<PipelineSource>(row.source, {} as PipelineSource),
+    destination: fromJson<PipelineDestination>(row.destination, {} as PipelineDestination),
+    schedule,
+    nextRunAt: next ? next.toISOString() : null,
+    lastRun: readLastRun(db, row.pipeline_id) ?? null,
+  };
+}
+
 /** Reads one pipeline with its resolved steps; `now` decides `nextRunAt`. */
 export function readPipeline(db: Store, pipelineId: string, now: Date): PipelineView | undefined {
   const row = readPipelineRow(db, pipelineId);
   if (!row) return undefined;
-  const schedule = fromJson<PipelineSchedule | null>(row.schedule, null);
-  const next = nextRunAt(schedule, now, new Date(row.created_at));
   return {
     pipelineId: row.pipeline_id,
     name: row.name,
@@ -64,11 +75,7 @@ export function readPipeline(db: Store, pipelineId: string, now: Date): Pipeline
     category: row.category,
     tags: fromJson<string[]>(row.tags, []),
     status: row.status,
-    source: fromJson<PipelineSource>(row.source, {} as PipelineSource),
-    destination: fromJson<PipelineDestination>(row.destination, {} as PipelineDestination),
-    schedule,
-    nextRunAt: next ? next.toISOString() : null,
-    lastRun: readLastRun(db, pipelineId) ?? null,
+    ...pipelineOutline(db, row, now),
     steps: readStepRows(db, pipelineId).map((s) => ({
       id: s.step_id,
       type: s.type,

@@ -15,7 +15,8 @@ export interface StoreConnectionResolverOptions {
   mayUse?: (connectionId: string) => boolean;
 }
 
-interface ConnectionRow {
+/** The stored columns of a connection that say where it points and how its password is held. */
+export interface ConnectionRow {
   connection_id: string;
   vendor: string;
   account_url: string | null;
@@ -75,8 +76,45 @@ export class StoreConnectionResolver implements ConnectionResolver {
   }
 }
 
-const SIMPLE_DATE = /^\d{4}-\d{2}-\d{2}$/;
-const SIMPLE_TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?$/;
+/** The decimal number written by the digits `s[from..to)`, or -1 when one of them is not a digit. */
+function digitsAt(s: string, from: number, to: number): number {
+  let n = 0;
+  for (let i = from; i < to; i++) {
+    const d = s.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return -1;
+    n = n * 10 + d;
+  }
+  return n;
+}
+
+/** `YYYY-MM-DD` at `at` (years 100–9999: Date.UTC reads 0–99 as 19xx) as UTC milliseconds, or NaN. */
+export function simpleDateMs(v: string, at = 0): number {
+  if (v.length < at + 10 || v.charCodeAt(at + 4) !== 45 || v.charCodeAt(at + 7) !== 45) return Number.NaN;
+  const y = digitsAt(v, at, at + 4);
+  const m = digitsAt(v, at + 5, at + 7);
+  const d = digitsAt(v, at + 8, at + 10);
+  return y >= 100 && m >= 0 && d >= 0 ? Date.UTC(y, m - 1, d) : Number.NaN;
+}
+
+/** `YYYY-MM-DD HH:MM:SS[.ffffff]` read as UTC (milliseconds kept, finer digits dropped), or NaN. */
+function simpleTimestampMs(v: string): number {
+  if (v.length < 19 || v.charCodeAt(10) !== 32 || v.charCodeAt(13) !== 58 || v.charCodeAt(16) !== 58) return Number.NaN;
+  const day = simpleDateMs(v);
+  const h = digitsAt(v, 11, 13);
+  const mi = digitsAt(v, 14, 16);
+  const sec = digitsAt(v, 17, 19);
+  if (Number.isNaN(day) || h < 0 || mi < 0 || sec < 0) return Number.NaN;
+  let ms = 0;
+  if (v.length > 19) {
+    const digits = v.length - 20;
+    if (v.charCodeAt(19) !== 46 || digits < 1 || digits > 6) return Number.NaN;
+    const fraction = digitsAt(v, 20, v.length);
+    if (fraction < 0) return Number.NaN;
+    ms = Math.floor(fraction / 10 ** (digits - 3));
+  }
+  return day + ((h * 60 + mi) * 60 + sec) * 1000 + ms;
+}
+
 /** `infinity`, BC dates and other rare forms: a Date when JavaScript can read it, else the text. */
 const pgDate = (iso: string, text: string): Date | string => {
   const d = new Date(iso);
@@ -95,12 +133,25 @@ const PARSERS: Record<number, (v: string) => unknown> = {
     return Number.isFinite(n) && (v.length <= 16 || v.replace(/^[-+]?0*|\.|e.*$/gi, '').replace(/0+$/, '').length <= 15) ? n : v;
   },
   // date → UTC midnight, timestamp without time zone → read as UTC (never the controller's local zone)
-  1082: (v) => (SIMPLE_DATE.test(v) ? new Date(Date.UTC(+v.slice(0, 4), +v.slice(5, 7) - 1, +v.slice(8, 10))) : pgDate(`${v}T00:00:00Z`, v)),
-  1114: (v) =>
-    SIMPLE_TIMESTAMP.test(v)
-      ? new Date(Date.UTC(+v.slice(0, 4), +v.slice(5, 7) - 1, +v.slice(8, 10), +v.slice(11, 13), +v.slice(14, 16), +v.slice(17, 19), v.length > 20 ? Math.floor(+`0${v.slice(19)}` * 1000) : 0))
-      : pgDate(`${v.replace(' ', 'T')}Z`, v),
+  1082: (v) => {
+    const ms = v.length === 10 ? simpleDateMs(v) : Number.NaN;
+    return Number.isNaN(ms) ? pgDate(`${v}T00:00:00Z`, v) : new Date(ms);
+  },
+  1114: (v) => {
+    const ms = simpleTimestampMs(v);
+    return Number.isNaN(ms) ? pgDate(`${v.replace(' ', 'T')}Z`, v) : new Date(ms);
+  },
 };
+
+/**
+ * How the COPY decoder reads a column of that type: `text` is the value itself (text, varchar, char,
+ * types pg leaves as text), `int` a 16/32-bit integer, `date` a date; `other` goes through textParser.
+ */
+export function textForm(oid: number): 'text' | 'int' | 'date' | 'other' {
+  if (oid === 21 || oid === 23) return 'int';
+  if (oid === 1082) return 'date';
+  return PARSERS[oid] === undefined && pg.types.getTypeParser(oid, 'text') === pg.types.getTypeParser(25, 'text') ? 'text' : 'other';
+}
 
 /** The text-format parser of a PostgreSQL type (query results and COPY text share the representation). */
 export function textParser(oid: number): (v: string) => unknown {

@@ -236,6 +236,39 @@ describe('POST /v1/sdk/client/onboard', () => {
     expect(count(t.rt.db, 'vdms') + count(t.rt.db, 'facades') + count(t.rt.db, 'connections')).toBe(0);
   });
 
+  it('fails the dashboard step (422) for a sum of a column the core model types as text, and for a measure that is its own dimension', async () => {
+    t.write(`core-models/${CORE_MODEL_ID}.yaml`, {
+      apiVersion: 'bi.controller/v1',
+      kind: 'CoreModel',
+      metadata: { name: `core-${CORE_MODEL_ID}` },
+      spec: { modelId: CORE_MODEL_ID, name: 'Retail core', definition: { columns: [{ name: 'region', type: 'text' }, { name: 'revenue', type: 'number' }] } },
+    });
+    await t.sync();
+    const pkg = onboardingPackage('ACME', {
+      dashboards: [{ name: 'Overview', sections: [{ name: 'S', charts: [
+        { title: 'Total region', type: 'kpi', measures: [{ field: 'region', aggregation: 'sum' }], dimensions: [] },
+        { title: 'Revenue by revenue', type: 'bar', measures: [{ field: 'revenue', aggregation: 'sum' }], dimensions: ['revenue'] },
+      ] }] }],
+    });
+    const res = await post(pkg);
+    expect(res.statusCode).toBe(422);
+    expect(res.json().error).toBe(
+      'deploy dashboard: dashboards[0].sections[0].charts[0].measures[0].field sum of "region", a text column: sum needs a number column (use count or distinct); ' +
+        'dashboards[0].sections[0].charts[1].measures[0].field "revenue" is also a dimension of the chart: a measure must be another column (or count/distinct of it)',
+    );
+    expect(count(t.rt.db, 'facades')).toBe(0);
+  });
+
+  it('announces the manifest write as the first step event of an onboarding, before the apply\'s own steps', async () => {
+    const steps: string[] = [];
+    t.rt.reconciler.on('event', (e: { type: string; key: string; step?: string }) => {
+      if (e.type === 'step' && e.key === 'Client/ACME') steps.push(e.step ?? '');
+    });
+    const res = await post(onboardingPackage('ACME'));
+    expect(res.statusCode).toBe(201);
+    expect(steps).toEqual(['write manifest', 'create connection', 'create model', 'publish vdm', 'deploy dashboard', 'register client']);
+  });
+
   it('plans with ?dryRun=true: IDs shown as (new), nothing written', async () => {
     const before = snapshot(t.rt.db);
     const res = await post(packageWithDashboard('acme'), key.headers, `${URL}?dryRun=true`);

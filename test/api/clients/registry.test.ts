@@ -114,6 +114,23 @@ describe('client registry: listing, single read, export', () => {
     expect(res.json().pagination).toEqual({ page: 1, limit: 1, total: 2, totalPages: 2 });
   });
 
+  it('sorts by a column in either direction (with and without a search or a status), ties by clientId', async () => {
+    await onboard(onboardingPackage('ACME', { clientName: 'zeta shop' }));
+    await onboard(onboardingPackage('GLOBEX', { clientName: 'Alpha corp', connectionId: 'D2026A00007' }));
+    await onboard(onboardingPackage('BETA', { clientName: 'mid shop', connectionId: 'D2026A00008' }));
+    const ids = async (q: string) => (await list(q)).json().data.map((c: { clientId: string }) => c.clientId);
+    expect(await ids('?sort=clientId')).toEqual(['ACME', 'BETA', 'GLOBEX']);
+    expect(await ids('?sort=clientId&order=desc')).toEqual(['GLOBEX', 'BETA', 'ACME']);
+    expect(await ids('?sort=clientName')).toEqual(['GLOBEX', 'BETA', 'ACME']);
+    expect(await ids('?sort=clientName&order=desc&limit=1&page=2')).toEqual(['BETA']);
+    expect(await ids('?sort=clientName&search=shop')).toEqual(['BETA', 'ACME']);
+    expect(await ids('?sort=clientId&order=desc&status=ACTIVE&limit=2')).toEqual(['GLOBEX', 'BETA']);
+    expect(await ids('?sort=onboardedDate')).toEqual(await ids(''));
+    const bad = await list('?sort=secret&order=up');
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error).toBe('order must be asc or desc; sort must be one of clientId, clientName, status, onboardedDate');
+  });
+
   it('answers bad query values with 400 naming the field', async () => {
     const cases: [string, string][] = [
       ['?page=0', 'page must be a positive integer'],

@@ -30,10 +30,12 @@ describe('reconciler routes (directory mode)', () => {
     expect(body).toEqual({
       success: true,
       revision: null,
+      source: { type: 'directory', location: t.manifests },
       ready: true,
       pruneBlocked: null,
       items: [
         {
+          key: 'File/broken.yaml',
           kind: 'Client',
           name: 'B',
           path: 'broken.yaml',
@@ -48,6 +50,7 @@ describe('reconciler routes (directory mode)', () => {
           lastTransitionAt: at,
         },
         {
+          key: 'Connection/wh',
           kind: 'Connection',
           name: 'wh',
           path: 'connections/wh.yaml',
@@ -62,6 +65,7 @@ describe('reconciler routes (directory mode)', () => {
           lastTransitionAt: at,
         },
         {
+          key: 'CoreModel/retail',
           kind: 'CoreModel',
           name: 'retail',
           path: 'core-models/retail.yaml',

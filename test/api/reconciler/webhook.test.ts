@@ -84,6 +84,7 @@ describe('git mode over HTTP: webhook, status, sync now', () => {
       pruneBlocked: null,
       items: [{ kind: 'Connection', name: 'wh', phase: 'Synced', lastAppliedRevision: rev, lastAttemptedRevision: rev }],
     });
+    expect(res.json().source).toMatchObject({ type: 'git', location: remote.url });
   });
 
   it('POST /v1/reconciler/sync fetches first, then syncs everything', async () => {

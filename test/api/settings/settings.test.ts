@@ -86,7 +86,7 @@ describe('settings endpoints', () => {
     const res = await t.app.inject({ url: `/v1/bi/admin/core-models/${admin.userId}`, headers: admin.headers });
     expect(res.json()).toEqual({
       success: true,
-      coreModels: [{ modelId: 'SM2026A00001', name: 'Retail core model', description: 'shared', columns: ['region', 'revenue'] }],
+      coreModels: [{ modelId: 'SM2026A00001', name: 'Retail core model', description: 'shared', columns: ['region', 'revenue'], columnTypes: {} }],
     });
   });
 
@@ -264,6 +264,42 @@ describe('settings endpoints', () => {
     expect(t.rt.db.prepare('SELECT connection_id, name, manifest_key FROM connections').all()).toEqual([
       { connection_id: 'D2026A00001', name: 'ACME', manifest_key: 'Connection/acme-warehouse' },
     ]);
+  });
+
+  it('reuses the connection written for a client that is not ACTIVE (a retried Create whose answer was lost), and issues a new one once the client uses it', async () => {
+    t = await appWith({ secretKey: SECRET_KEY });
+    const admin = await loginAs(t);
+    const body = { name: 'Zeta warehouse', vendor: 'POSTGRESQL', host: '127.0.0.1', port: 5432, database: 'test', schema: 'public', username: 'postgres', password: 'pw-1', owner: 'zeta' };
+    const post = (payload: object) => t.app.inject({ method: 'POST', url: `/v1/bi/admin/connections/${admin.userId}`, headers: admin.headers, payload });
+    const first = await post(body);
+    expect(first.statusCode).toBe(201);
+    const id = first.json().connectionId as string;
+    expect(parse(readFileSync(join(t.manifests, `connections/${id}.yaml`), 'utf8')).spec.owner).toBe('ZETA');
+    // The same Create again without the ID (its answer never arrived): the same connection, updated.
+    const retry = await post({ ...body, password: 'pw-2' });
+    expect(retry.statusCode).toBe(200);
+    expect(retry.json().connectionId).toBe(id);
+    expect(t.rt.db.prepare('SELECT connection_id FROM connections').all()).toEqual([{ connection_id: id }]);
+    // Another client never gets it.
+    const other = await post({ ...body, owner: 'OMEGA' });
+    expect(other.statusCode).toBe(201);
+    expect(other.json().connectionId).not.toBe(id);
+    // Once ZETA is ACTIVE on it, a new Create for ZETA gets a new connection.
+    t.rt.db.prepare(`INSERT INTO clients (client_id, client_name, connection_id, status, onboarded_by, onboarded_date, last_modified_date) VALUES ('ZETA', 'Zeta', ?, 'ACTIVE', 'u', 'x', 'x')`).run(id);
+    const after = await post(body);
+    expect(after.statusCode).toBe(201);
+    expect(after.json().connectionId).not.toBe(id);
+  });
+
+  it('leaves one connection for a burst of Creates for one client (a double click, a retry racing the lost answer)', async () => {
+    t = await appWith({ secretKey: SECRET_KEY });
+    const admin = await loginAs(t);
+    const body = { name: 'Zeta warehouse', vendor: 'POSTGRESQL', host: '127.0.0.1', port: 5432, database: 'test', schema: 'public', username: 'postgres', password: 'pw-1' };
+    const post = (owner: string) => t.app.inject({ method: 'POST', url: `/v1/bi/admin/connections/${admin.userId}`, headers: admin.headers, payload: { ...body, owner } });
+    const answers = await Promise.all(['zeta', 'ZETA', 'zeta', 'Zeta', 'zeta', 'ZETA', 'zeta', 'zeta'].map(post));
+    expect(answers.map((a) => a.statusCode).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 201]);
+    expect(new Set(answers.map((a) => a.json().connectionId)).size).toBe(1);
+    expect(t.rt.db.prepare('SELECT COUNT(*) AS n FROM connections').get()).toEqual({ n: 1 });
   });
 
   it('shows a failed onboarding in the audit with the step, the reason and the manifest status', async () => {

@@ -261,6 +261,30 @@ describe('Reconciler', () => {
     expect(t.scheduler.pending).toBe(0);
   });
 
+  it('applies a sync bigger than what is kept parsed, chunk by chunk: a key failing in a chunk rolls back alone', async () => {
+    const base = defaultAppliers().find((a) => a.kind === 'CoreModel') as Applier;
+    const failing: Applier = {
+      ...base,
+      apply: (ctx) => {
+        const refs = base.apply(ctx);
+        if (ctx.manifest.metadata.name === 'm0500') throw new StepError('create model', 'this one fails after its insert');
+        return refs;
+      },
+    };
+    t = await makeTestRuntime({ appliers: [failing, ...defaultAppliers().filter((a) => a.kind !== 'CoreModel')] });
+    const names = Array.from({ length: 1100 }, (_, i) => `m${String(i).padStart(4, '0')}`);
+    for (const n of names) t.write(`core/${n}.yaml`, core(n, { description: `about ${n}` }));
+    const report = await t.sync();
+    expect(report.failed).toEqual(['CoreModel/m0500']);
+    expect(report.applied).toHaveLength(1099);
+    const rows = t.rt.db.prepare('SELECT name, description FROM core_models ORDER BY name').all() as { name: string; description: string }[];
+    expect(rows).toHaveLength(1099);
+    expect(rows.find((r) => r.name === 'Model m0500')).toBeUndefined();
+    expect(rows.at(-1)).toEqual({ name: 'Model m1099', description: 'about m1099' });
+    expect(t.rt.reconciler.status.get('CoreModel/m0499')).toMatchObject({ phase: 'Synced' });
+    expect(t.rt.reconciler.status.get('CoreModel/m0500')).toMatchObject({ phase: 'Failed', reason: 'create model' });
+  });
+
   it('survives a restart on the same store without duplicating or re-applying anything', async () => {
     t = await makeTestRuntime();
     t.write('a.yaml', core('a'));

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
@@ -7,12 +7,33 @@ import { loadConfig } from '../../../controller/config.ts';
 import { Runtime } from '../../../controller/runtime.ts';
 import { DirectorySource } from '../../../controller/sources/directory.ts';
 import { emptyReport, type SourceFile, type SourceSink } from '../../../controller/reconciler/types.ts';
+import { sha256 } from '../../../controller/hash.ts';
 import { manifest } from '../../helpers/runtime.ts';
 import { waitFor } from '../../helpers/wait.ts';
 
 const core = (name: string, description = '') => stringify(manifest('CoreModel', name, { name, description }));
 
-describe('DirectorySource (real chokidar)', () => {
+interface Delivered {
+  type: 'full' | 'delta';
+  changed: string[];
+  removed: string[];
+}
+
+/** A sink that records what the source delivers. */
+function recordingSink(): { sink: SourceSink; batches: Delivered[]; changed(): string[] } {
+  const batches: Delivered[] = [];
+  const sink: SourceSink = {
+    apply: async (batch) => {
+      const files: SourceFile[] = [];
+      for await (const f of batch.files) files.push(f);
+      batches.push({ type: batch.type, changed: files.map((f) => f.path), removed: batch.removed ?? [] });
+      return emptyReport();
+    },
+  };
+  return { sink, batches, changed: () => batches.filter((b) => b.type === 'delta').flatMap((b) => b.changed) };
+}
+
+describe('DirectorySource (real watcher)', () => {
   let dir: string;
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'bi-watch-'));
@@ -77,5 +98,108 @@ describe('DirectorySource (real chokidar)', () => {
     } finally {
       await rt.stop();
     }
+  });
+
+  describe('watcher rules', () => {
+    let src: DirectorySource;
+    let rec: ReturnType<typeof recordingSink>;
+    const write = (rel: string, text: string) => {
+      mkdirSync(join(dir, rel, '..'), { recursive: true });
+      writeFileSync(join(dir, rel), text);
+    };
+    /** Writes a file and waits until a delta delivered it: everything before it was seen. */
+    const sentinel = async (name: string) => {
+      write(`${name}.yaml`, core(name));
+      await waitFor(() => rec.changed().includes(`${name}.yaml`), { what: name });
+    };
+
+    beforeEach(async () => {
+      rec = recordingSink();
+      src = new DirectorySource({ root: dir, debounceMs: 30 });
+      src.connect(rec.sink);
+    });
+    afterEach(() => src.stop());
+
+    it('delivers an atomic save (temp file renamed over the original) as one change, never a removal', async () => {
+      write('a.yaml', core('a'));
+      await src.start();
+      writeFileSync(join(dir, 'a.yaml.tmp~'), core('a', 'edited'));
+      renameSync(join(dir, 'a.yaml.tmp~'), join(dir, 'a.yaml'));
+      await waitFor(() => rec.changed().includes('a.yaml'), { what: 'the save' });
+      expect(rec.batches.flatMap((b) => b.removed)).toEqual([]);
+    });
+
+    it('delivers a burst of removals as one delta (the watcher hands the first event over alone), so the mass-prune guard sees it whole', async () => {
+      for (let i = 1; i <= 8; i++) write(`c${i}.yaml`, core(`c${i}`));
+      await src.start();
+      const before = rec.batches.length;
+      for (let i = 1; i <= 8; i++) rmSync(join(dir, `c${i}.yaml`));
+      await waitFor(() => rec.batches.slice(before).flatMap((b) => b.removed).length === 8, { what: 'the removals' });
+      expect(rec.batches.slice(before).map((b) => b.removed.length)).toEqual([8]);
+    });
+
+    it('lists a folder that appears (files written before its watch was in place) and relists when a folder goes away', async () => {
+      write('keep.yaml', core('keep'));
+      await src.start();
+      mkdirSync(join(dir, 'moved-in'));
+      writeFileSync(join(dir, 'moved-in', 'x.yaml'), core('x'));
+      const outside = mkdtempSync(join(tmpdir(), 'bi-outside-'));
+      writeFileSync(join(outside, 'y.yaml'), core('y'));
+      renameSync(outside, join(dir, 'moved-dir'));
+      await waitFor(() => rec.changed().includes('moved-in/x.yaml') && rec.changed().includes('moved-dir/y.yaml'), { what: 'folder contents' });
+
+      const fulls = rec.batches.filter((b) => b.type === 'full').length;
+      rmSync(join(dir, 'moved-dir'), { recursive: true });
+      await waitFor(() => rec.batches.filter((b) => b.type === 'full').length > fulls, { what: 'relist' });
+      expect(rec.batches.at(-1)?.changed.sort()).toEqual(['keep.yaml', 'moved-in/x.yaml']);
+    });
+
+    it('ignores dot-folders and does not follow directory symlinks', async () => {
+      const outside = mkdtempSync(join(tmpdir(), 'bi-outside-'));
+      try {
+        await src.start();
+        write('.git/objects/o.yaml', core('o'));
+        write('sub/.cache/c.yaml', core('c'));
+        symlinkSync(outside, join(dir, 'link'));
+        writeFileSync(join(outside, 'z.yaml'), core('z'));
+        await sentinel('after');
+        writeFileSync(join(outside, 'z2.yaml'), core('z2'));
+        await sentinel('after2');
+        const seen = rec.batches.flatMap((b) => [...b.changed, ...b.removed]);
+        expect(seen.filter((p) => !p.startsWith('after'))).toEqual([]);
+      } finally {
+        rmSync(outside, { recursive: true, force: true });
+      }
+    });
+
+    it('watches a root that is itself a symlink to a folder', async () => {
+      const real = join(dir, 'real');
+      mkdirSync(real);
+      symlinkSync(real, join(dir, 'root-link'));
+      const linked = new DirectorySource({ root: join(dir, 'root-link'), debounceMs: 30 });
+      const seen = recordingSink();
+      linked.connect(seen.sink);
+      try {
+        await linked.start();
+        writeFileSync(join(real, 'l.yaml'), core('l'));
+        await waitFor(() => seen.changed().includes('l.yaml'), { what: 'a file under the linked root' });
+      } finally {
+        await linked.stop();
+      }
+    });
+
+    it("drops the event of the API's own write while the file has that content; an edit right after is delivered", async () => {
+      await src.start();
+      const text = core('own');
+      src.noteOwnWrite('own.yaml', sha256(text));
+      write('own.yaml', text);
+      await sentinel('after');
+      expect(rec.changed()).not.toContain('own.yaml');
+
+      src.noteOwnWrite('own.yaml', sha256(text));
+      write('own.yaml', text);
+      write('own.yaml', core('own', 'edited by hand'));
+      await waitFor(() => rec.changed().includes('own.yaml'), { what: 'the edit' });
+    });
   });
 });

@@ -271,6 +271,29 @@ describe('engine against PostgreSQL: database source → transform → validate 
     }
   });
 
+  it('a first batch rejected entirely does not stop the load: the later rows create the table', async () => {
+    await db.client.query(`CREATE TABLE "${db.schema}".late (id integer, email text)`);
+    await db.client.query(`INSERT INTO "${db.schema}".late VALUES (1, 'bad'), (2, 'bad'), (3, 'c@x.io'), (4, 'd@x.io')`);
+    const { result } = await runEngine(
+      {
+        source,
+        connections: resolver({ PG: db.conn }),
+        steps: steps(
+          ['source', { connectionId: 'PG', tableName: 'late' }],
+          ['validate', { rules: [{ field: 'email', rule: 'email' }] }],
+          ['load', { connectionId: 'PG', tableName: 'late_out' }],
+        ),
+      },
+      { batchSize: 2 },
+    );
+    expect(result.error).toBeNull();
+    expect(result.rowsWritten).toBe(2);
+    expect(await db.rows(`SELECT id, email FROM "${db.schema}".late_out ORDER BY id`)).toEqual([
+      { id: 3, email: 'c@x.io' },
+      { id: 4, email: 'd@x.io' },
+    ]);
+  });
+
   it('round-trips awkward values from a PostgreSQL source into a created table', async () => {
     await db.client.query(`CREATE TABLE "${db.schema}".odd (id integer, t text, big bigint, num numeric, ts timestamp, tz timestamptz, ok boolean, doc jsonb, f double precision)`);
     await db.client.query(

@@ -1,77 +1,282 @@
 import { ApiError, call, userPath } from '../api.js';
-import { badge, download, fmtDate, h, notice } from '../dom.js';
+import { announce, badge, confirmDialog, download, fmtDate, h, notice } from '../dom.js';
+import { asyncView, errorText } from '../components/async-view.js';
+import { chartIcon, chartTypeName } from '../components/chart-icon.js';
+import { facts } from '../components/facts.js';
+import { phaseRank, revisionText } from '../components/manifest-status.js';
 
-const list = (v) => (Array.isArray(v) ? (v.length ? v.join(', ') : '—') : (v ?? '—'));
+const enc = encodeURIComponent;
 
-/** A client's detail: registry fields, onboarding audit, the manifest's reconcile status, Export. */
-export async function clientDetailPage(clientId) {
-  const id = encodeURIComponent(clientId);
-  const [read, audit] = await Promise.all([
-    call('GET', userPath(`/v1/bi/admin/clients/${id}/`), { expect: [200, 404] }).catch((e) => ({ status: e.status ?? 0, body: e.body })),
-    call('GET', userPath(`/v1/bi/admin/clients/${id}/audit/`), { expect: [200, 404] }).catch(() => ({ status: 0, body: null })),
-  ]);
-  const header = h('div', { class: 'row' }, h('h1', { class: 'grow', id: 'client-h' }, `Client ${clientId.toUpperCase()}`), h('a', { class: 'button secondary', href: '#/clients' }, 'Back to clients'));
-  if (read.status !== 200 && !(audit.status === 200 && audit.body?.audit)) {
-    return h('section', { 'aria-labelledby': 'client-h' }, header, notice('bad', read.body?.error ?? `Client ${clientId} not found`), auditPanel(audit.body));
-  }
-  const c = read.status === 200 ? read.body.client : null;
-  const status = h('div');
-  const exportBtn = h('button', { type: 'button', id: 'export' }, 'Export');
-  exportBtn.addEventListener('click', async () => {
-    exportBtn.disabled = true;
-    try {
-      const r = await call('GET', userPath(`/v1/bi/admin/clients/${id}/export/`));
-      const pkg = r.body?.package ?? r.body;
-      download(`${clientId.toUpperCase()}.json`, pkg);
-      status.replaceChildren(notice('ok', `Exported ${clientId.toUpperCase()}.json`));
-    } catch (err) {
-      status.replaceChildren(notice('bad', err instanceof ApiError ? err.message : String(err)));
-    } finally {
-      exportBtn.disabled = false;
+/**
+ * A client (`#/clients/<id>`): its resources by name with links, the reconcile status of its
+ * manifests, and the actions Retry (re-reconcile a failed manifest now), Export and Offboard
+ * (withdraw the manifest: the reconciler prunes what it created).
+ */
+export function clientDetailPage(rawId, _query, me) {
+  const clientId = rawId.trim().toUpperCase();
+  const canAct = Boolean(me?.settings);
+  const flash = h('div', { id: 'client-flash' });
+  const load = async () => {
+    const [res, read] = await Promise.all([
+      call('GET', userPath(`/v1/bi/admin/clients/${enc(clientId)}/resources/`), { expect: [200, 404] }),
+      call('GET', userPath(`/v1/bi/admin/clients/${enc(clientId)}/`), { expect: [200, 404] }),
+    ]);
+    return { res: res.status === 200 ? res.body : null, notFound: res.status === 404 ? res.body?.error : null, client: read.status === 200 ? read.body.client : null };
+  };
+  const draw = ({ res, notFound, client }, reload) => {
+    if (!res) {
+      return h('div', { class: 'panel empty-state', id: 'client-missing' },
+        h('h1', { id: 'client-h' }, `Client ${clientId}`),
+        notice('bad', notFound ?? `Client ${clientId} not found`),
+        h('p', {}, h('a', { href: '#/clients' }, 'Back to the client registry')));
     }
-  });
-  const facts = c
-    ? [
-        ['Client ID', c.clientId], ['Name', c.clientName], ['Description', c.description || '—'], ['Status', badge(c.status)],
-        ['Connection (dbId)', c.dbId], ['Client model', c.modelId], ['Core model', c.coreModelId], ['VDM', c.vdmId],
-        ['Facade', c.facadeId ?? '—'], ['Experiments', list(c.experimentIds)], ['Active', String(c.isActive)], ['Deleted', String(c.isDeleted)],
-        ['Onboarded by', c.onboardedBy], ['Onboarded', fmtDate(c.onboardedDate)], ['Last modified', fmtDate(c.lastModifiedDate)],
-      ]
-    : [];
-  return h('section', { 'aria-labelledby': 'client-h' },
-    header,
-    c && h('div', { class: 'panel' },
-      h('h2', {}, 'Registry record'),
-      h('dl', { class: 'facts', id: 'client-facts' }, facts.flatMap(([k, v]) => [h('dt', {}, k), h('dd', { class: typeof v === 'string' && /^[A-Z]{1,2}\d{4}A\d{5}/.test(v) ? 'mono' : '' }, v ?? '—')])),
-      h('div', { class: 'actions' }, c.status === 'ACTIVE' ? exportBtn : null),
-      status),
-    auditPanel(audit.body));
+    return page(res, client, { canAct, flash, reload });
+  };
+  const view = asyncView({ load, draw, label: `client ${clientId}`, id: 'client-view' });
+  return h('section', { 'aria-labelledby': 'client-h', class: 'tenants client-page' },
+    h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: '#/clients' }, 'Clients'), h('span', { 'aria-hidden': 'true' }, ' / '), h('span', { 'aria-current': 'page' }, clientId)),
+    flash, view);
 }
 
-function auditPanel(body) {
-  if (!body) return null;
-  const a = body.audit;
-  const m = body.manifest;
-  return h('div', { class: 'panel', id: 'audit' },
-    h('h2', {}, 'Onboarding audit'),
-    a
-      ? h('dl', { class: 'facts' },
-          h('dt', {}, 'Status'), h('dd', {}, badge(a.status)),
-          h('dt', {}, 'By'), h('dd', {}, a.onboardedBy ?? '—'),
-          h('dt', {}, 'When'), h('dd', {}, fmtDate(a.onboardedDate)),
-          h('dt', {}, 'Last change'), h('dd', {}, fmtDate(a.lastModifiedDate)),
-          a.failedStep && [h('dt', {}, 'Failed step'), h('dd', {}, a.failedStep)],
-          a.failureReason && [h('dt', {}, 'Reason'), h('dd', {}, a.failureReason)])
-      : h('p', { class: 'muted' }, 'No registry entry.'),
-    h('h2', {}, 'Manifest reconcile status'),
-    m
-      ? h('dl', { class: 'facts', id: 'manifest-status' },
-          h('dt', {}, 'Manifest'), h('dd', { class: 'mono' }, `${m.key} (${m.path ?? '—'})`),
-          h('dt', {}, 'Phase'), h('dd', {}, badge(m.phase)),
-          m.message && [h('dt', {}, 'Message'), h('dd', {}, m.message)],
-          h('dt', {}, 'Attempts'), h('dd', {}, String(m.attempts)),
-          m.nextRetryAt && [h('dt', {}, 'Next retry'), h('dd', {}, fmtDate(m.nextRetryAt))],
-          m.lastAppliedRevision && [h('dt', {}, 'Revision'), h('dd', { class: 'mono' }, m.lastAppliedRevision)],
-          h('dt', {}, 'Last transition'), h('dd', {}, fmtDate(m.lastTransitionAt)))
-      : h('p', { class: 'muted' }, 'No manifest for this client.'));
+function page(r, c, { canAct, flash, reload }) {
+  const own = r.manifests.find((m) => m.kind === 'Client') ?? null;
+  const failing = own && (own.phase === 'Failed' || own.phase === 'Invalid');
+  const title = c?.clientName ?? r.clientId;
+  const actions = h('div', { class: 'page-actions' });
+  if (canAct) {
+    if (failing) actions.append(h('button', { type: 'button', id: 'retry', onclick: (e) => retry(e.currentTarget, own, flash, reload) }, 'Retry now'));
+    if (r.status === 'ACTIVE') actions.append(h('button', { type: 'button', id: 'export', class: 'secondary', onclick: (e) => exportClient(e.currentTarget, r.clientId, flash) }, 'Export'));
+    if (r.offboard) actions.append(h('button', { type: 'button', id: 'offboard', class: 'danger', onclick: () => offboard(r, title, flash, reload) }, 'Offboard…'));
+  }
+  return h('div', { class: 'client-body' },
+    h('header', { class: 'page-head' },
+      h('div', { class: 'title-block' },
+        h('h1', { id: 'client-h' }, title),
+        h('div', { class: 'subtitle' }, h('span', { class: 'mono' }, r.clientId), r.status ? badge(r.status) : badge('muted'), own ? phaseBadge(own.phase) : null)),
+      actions),
+    failureNotice(c, own),
+    h('div', { class: 'cards' },
+      overview(r, c),
+      manifestsPanel(r.manifests)),
+    h('div', { class: 'cards' },
+      connectionCard(r.connection, { canAct }),
+      modelCard(r.model)),
+    vdmsPanel(r.vdms),
+    dashboardsPanel(r.dashboards),
+    pipelinesPanel(r.pipelines));
+}
+
+function phaseBadge(phase) {
+  return h('span', { class: `badge ${phase}`, title: 'Reconcile phase of the client manifest' }, phase);
+}
+
+function failureNotice(c, own) {
+  const parts = [];
+  if (c?.status === 'FAILED') parts.push(h('p', {}, h('strong', {}, `Onboarding failed at step “${c.failedStep ?? '?'}”: `), c.failureReason ?? ''));
+  if (own && (own.phase === 'Failed' || own.phase === 'Invalid')) {
+    parts.push(h('p', {}, h('strong', {}, `${own.kind}/${own.name} is ${own.phase}${own.reason ? ` (${own.reason})` : ''}: `), own.message),
+      own.nextRetryAt ? h('p', { class: 'small' }, `Next automatic retry ${fmtDate(own.nextRetryAt)} (attempt ${own.attempts}). Retry now applies the manifest at once.`) : null);
+  }
+  return parts.length ? h('div', { class: 'notice bad', role: 'alert', id: 'client-failure' }, parts) : null;
+}
+
+function overview(r, c) {
+  return h('section', { class: 'panel card', 'aria-labelledby': 'ov-h', id: 'client-overview' },
+    h('h2', { id: 'ov-h' }, 'Overview'),
+    facts(rowsOfOverview(r, c), { id: 'client-facts' }));
+}
+
+function rowsOfOverview(r, c) {
+  return ([
+      ['Client ID', r.clientId, 'mono'],
+      ['Name', c?.clientName],
+      c?.description ? ['Description', c.description] : null,
+      ['Registry status', r.status ? badge(r.status) : 'not applied'],
+      ['Onboarded by', c?.onboardedBy],
+      ['Onboarded', fmtDate(c?.onboardedDate)],
+      ['Last change', fmtDate(c?.lastModifiedDate)],
+    ]);
+}
+
+function manifestsPanel(items) {
+  const rows = [...items].sort((a, b) => phaseRank(a.phase) - phaseRank(b.phase) || a.key.localeCompare(b.key));
+  return h('section', { class: 'panel card', 'aria-labelledby': 'mf-h', id: 'client-manifests' },
+    h('h2', { id: 'mf-h' }, 'Manifests'),
+    rows.length === 0
+      ? h('p', { class: 'empty' }, 'No manifest defines this client (an API onboarding that failed leaves none).')
+      : h('ul', { class: 'status-list' }, rows.map((m) => h('li', { dataset: { key: m.key, phase: m.phase } },
+          h('div', { class: 'status-line' }, h('span', { class: 'mono key' }, m.key), badge(m.phase)),
+          m.reason ? h('div', { class: 'small' }, h('span', { class: 'muted' }, 'Reason '), m.reason) : null,
+          m.message && m.phase !== 'Synced' ? h('div', { class: 'small wrap' }, m.message) : null,
+          h('div', { class: 'small muted' }, `Revision ${revisionText(m.lastAppliedRevision)} · ${m.path ?? 'no file'} · ${fmtDate(m.lastTransitionAt)}`)))),
+    h('p', { class: 'small' }, h('a', { href: '#/manifests' }, 'All manifests')));
+}
+
+function connectionCard(conn, { canAct }) {
+  if (!conn) {
+    return h('section', { class: 'panel card', 'aria-labelledby': 'cn-h', id: 'client-connection' },
+      h('h2', { id: 'cn-h' }, 'Connection'), h('p', { class: 'empty' }, 'No connection recorded.'));
+  }
+  const result = h('div', { id: 'connection-test', 'aria-live': 'polite' }, testResult(conn.lastTest));
+  const again = canAct
+    ? h('button', { type: 'button', class: 'secondary', id: 'test-again', onclick: async (e) => {
+        const button = e.currentTarget;
+        button.disabled = true;
+        result.replaceChildren(h('div', { class: 'loading small', role: 'status' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), 'Connecting…'));
+        try {
+          const r = await call('POST', userPath(`/v1/bi/admin/connections/${enc(conn.connectionId)}/test/`), { body: {} });
+          result.replaceChildren(testResult(r.body.connection.lastTest));
+        } catch (err) {
+          result.replaceChildren(notice('bad', `The test could not run: ${errorText(err)}`));
+        } finally {
+          button.disabled = false;
+        }
+      } }, conn.lastTest ? 'Test again' : 'Test connection')
+    : null;
+  return h('section', { class: 'panel card', 'aria-labelledby': 'cn-h', id: 'client-connection' },
+    h('h2', { id: 'cn-h' }, 'Connection'),
+    facts([
+      ['Name', conn.name || '—'],
+      ['Connection ID', conn.connectionId, 'mono'],
+      ['Vendor', conn.vendor],
+      ['Ownership', conn.shared ? 'shared platform warehouse' : 'this client’s own'],
+      ['Defined by', conn.manifestKey ?? '—', 'mono'],
+    ]),
+    h('h3', { class: 'sub' }, 'Last test'),
+    result,
+    again && h('div', { class: 'actions' }, again));
+}
+
+function testResult(t) {
+  if (!t) return h('p', { class: 'empty' }, 'Not tested from the console yet.');
+  return h('div', { class: `test-result ${t.ok ? 'ok' : 'bad'}`, dataset: { ok: String(t.ok) } },
+    h('span', { class: `badge ${t.ok ? 'ok' : 'bad'}` }, t.ok ? 'connected' : 'failed'), ' ',
+    h('span', { class: 'wrap' }, t.message),
+    h('div', { class: 'small muted' }, `${fmtDate(t.at)} · ${t.durationMs} ms${t.by ? ` · by ${t.by}` : ''}`));
+}
+
+function modelCard(model) {
+  return h('section', { class: 'panel card', 'aria-labelledby': 'md-h', id: 'client-model' },
+    h('h2', { id: 'md-h' }, 'Model'),
+    model
+      ? facts([
+          ['Name', model.name],
+          ['Model ID', model.modelId, 'mono'],
+          ['Core model', model.coreModelId, 'mono'],
+          ['Row-level security', model.securityEnabled ? h('span', { class: 'badge ok' }, 'on') : h('span', { class: 'badge muted' }, 'off')],
+        ])
+      : h('p', { class: 'empty' }, 'No client model (the onboarding did not get that far).'));
+}
+
+function chips(list, cls = 'chip') {
+  return h('ul', { class: 'chips' }, list.map((t) => h('li', { class: cls }, t)));
+}
+
+function vdmsPanel(vdms) {
+  return h('section', { class: 'panel', 'aria-labelledby': 'vd-h', id: 'client-vdms' },
+    h('h2', { id: 'vd-h' }, `VDMs `, h('span', { class: 'count' }, String(vdms.length))),
+    vdms.length === 0
+      ? h('p', { class: 'empty' }, 'No VDMs.')
+      : h('ul', { class: 'resource-list' }, vdms.map((v) => h('li', { dataset: { vdm: v.vdmId } },
+          h('div', { class: 'status-line' }, h('h3', {}, v.name), h('span', { class: 'mono muted' }, v.vdmId), h('span', { class: `badge ${v.published ? 'ok' : 'muted'}` }, v.published ? 'published' : 'draft')),
+          h('div', { class: 'small muted' }, `${v.columns.length} column${v.columns.length === 1 ? '' : 's'}`),
+          chips(v.columns),
+          v.calculations.length ? [h('div', { class: 'small muted' }, 'Calculations'), chips(v.calculations, 'chip calc')] : null))));
+}
+
+function dashboardsPanel(dashboards) {
+  return h('section', { class: 'panel', 'aria-labelledby': 'db-h', id: 'client-dashboards' },
+    h('h2', { id: 'db-h' }, 'Dashboards ', h('span', { class: 'count' }, String(dashboards.length))),
+    dashboards.length === 0
+      ? h('p', { class: 'empty' }, 'No dashboards.')
+      : h('ul', { class: 'resource-list' }, dashboards.map((d) => h('li', { dataset: { facade: d.facadeId } },
+          h('div', { class: 'status-line' }, h('h3', {}, h('a', { href: `#/dashboards/${enc(d.facadeId)}` }, d.name)), h('span', { class: 'mono muted' }, d.facadeId)),
+          d.description ? h('p', { class: 'small' }, d.description) : null,
+          h('ul', { class: 'sections' }, d.sections.map((s) => h('li', {},
+            h('a', { href: `#/dashboards/${enc(d.facadeId)}?section=${enc(s.name)}`, class: 'section-link' }, s.name),
+            h('ul', { class: 'chips' }, s.charts.map((c) => h('li', { class: 'chip chart-chip', title: chartTypeName(c.type) }, chartIcon(c.type, { size: 16 }), c.title || c.chartId))))))))));
+}
+
+function pipelinesPanel(pipelines) {
+  return h('section', { class: 'panel', 'aria-labelledby': 'pl-h', id: 'client-pipelines' },
+    h('h2', { id: 'pl-h' }, 'Pipelines ', h('span', { class: 'count' }, String(pipelines.length))),
+    pipelines.length === 0
+      ? h('p', { class: 'empty' }, 'No pipelines use this client’s connections.')
+      : h('ul', { class: 'resource-list compact' }, pipelines.map((p) => h('li', { class: 'status-line', dataset: { pipeline: p.pipelineId } },
+          h('a', { href: `#/pipelines/${enc(p.pipelineId)}` }, p.name),
+          h('span', { class: 'mono muted' }, p.pipelineId),
+          h('span', { class: 'badge muted' }, p.status)))));
+}
+
+async function retry(button, own, flash, reload) {
+  button.disabled = true;
+  flash.replaceChildren(notice('info', `Reconciling ${own.key}…`));
+  try {
+    const r = await call('POST', '/v1/reconciler/retry', { body: { key: own.key } });
+    const ok = r.body.phase === 'Synced';
+    const text = ok ? `${r.body.key} is Synced.` : `${r.body.key} is still ${r.body.phase}: ${r.body.message}`;
+    flash.replaceChildren(notice(ok ? 'ok' : 'bad', text));
+    announce(text);
+    await reload();
+  } catch (err) {
+    flash.replaceChildren(notice('bad', `Retry failed: ${errorText(err)}`));
+    button.disabled = false;
+  }
+}
+
+async function exportClient(button, clientId, flash) {
+  button.disabled = true;
+  try {
+    const r = await call('GET', userPath(`/v1/bi/admin/clients/${enc(clientId)}/export/`));
+    download(`${clientId}.json`, r.body?.package ?? r.body);
+    flash.replaceChildren(notice('ok', `Exported ${clientId}.json: the onboarding package that recreates this client.`));
+  } catch (err) {
+    flash.replaceChildren(notice('bad', err instanceof ApiError ? err.message : String(err)));
+  } finally {
+    button.disabled = false;
+  }
+}
+
+/** The confirmation names exactly what the prune of the manifest removes and what stays. */
+function offboard(r, title, flash, reload) {
+  const plan = r.offboard;
+  const byId = (list, key) => new Map(list.map((x) => [x[key], x]));
+  const dashboards = byId(r.dashboards, 'facadeId');
+  const vdms = byId(r.vdms, 'vdmId');
+  const pipelines = byId(r.pipelines, 'pipelineId');
+  const goes = [
+    h('li', {}, `Client `, h('strong', {}, `${title} (${plan.removes.client})`), r.status === 'ACTIVE' ? ' — its registry entry stays as DELETED for audit' : ` — its ${r.status ?? ''} registry entry stays for audit`),
+    plan.removes.connectionId ? h('li', {}, 'Connection ', h('strong', {}, r.connection?.name ?? ''), ' ', h('span', { class: 'mono' }, plan.removes.connectionId)) : null,
+    plan.removes.modelId ? h('li', {}, 'Model ', h('strong', {}, r.model?.name ?? ''), ' ', h('span', { class: 'mono' }, plan.removes.modelId)) : null,
+    plan.removes.vdmIds.map((id) => h('li', {}, 'VDM ', h('strong', {}, vdms.get(id)?.name ?? id), ' ', h('span', { class: 'mono' }, id))),
+    plan.removes.facadeIds.map((id) => {
+      const d = dashboards.get(id);
+      const charts = d ? d.sections.reduce((n, s) => n + s.charts.length, 0) : 0;
+      return h('li', {}, 'Dashboard ', h('strong', {}, d?.name ?? id), ` with ${d?.sections.length ?? 0} section(s) and ${charts} chart(s)`);
+    }),
+  ];
+  const stays = [
+    plan.keeps.connectionId ? h('li', {}, 'Connection ', h('span', { class: 'mono' }, plan.keeps.connectionId), ' (defined elsewhere or still in use)') : null,
+    plan.keeps.pipelineIds.map((id) => h('li', {}, 'Pipeline ', h('strong', {}, pipelines.get(id)?.name ?? id), plan.removes.connectionId ? ' — it loses its connection' : '')),
+    plan.keeps.facadeIds.map((id) => h('li', {}, 'Dashboard ', h('strong', {}, dashboards.get(id)?.name ?? id), ' (its own manifest)')),
+  ].flat().filter(Boolean);
+  return confirmDialog({
+    id: 'offboard-dialog',
+    title: `Offboard ${plan.removes.client}?`,
+    confirmLabel: `Offboard ${plan.removes.client}`,
+    typed: plan.removes.client,
+    body: [
+      h('p', {}, 'The manifest ', h('span', { class: 'mono' }, plan.path ?? plan.manifestKey), ' is withdrawn and the reconciler prunes what it created. This cannot be undone (an export can onboard the client again).'),
+      h('h3', {}, 'Removed'),
+      h('ul', { class: 'goes', id: 'offboard-removes' }, goes),
+      stays.length ? [h('h3', {}, 'Kept'), h('ul', { class: 'stays', id: 'offboard-keeps' }, stays)] : null,
+    ],
+    action: async () => {
+      const res = await call('POST', userPath(`/v1/bi/admin/clients/${enc(plan.removes.client)}/offboard/`), { body: { confirm: plan.removes.client } });
+      const text = `${plan.removes.client} was offboarded: ${res.body.manifest?.key ?? plan.manifestKey} is ${res.body.manifest?.phase ?? 'withdrawn'}, the client is ${res.body.status ?? 'gone'}.`;
+      flash.replaceChildren(notice('ok', text));
+      announce(text);
+      await reload();
+    },
+  });
 }

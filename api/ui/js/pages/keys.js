@@ -1,5 +1,5 @@
-import { ApiError, call, userPath } from '../api.js';
-import { field, fmtDate, h, notice, render } from '../dom.js';
+import { call, errorText, userPath } from '../api.js';
+import { confirmDialog, field, fmtDate, h, notice, render, setFieldError } from '../dom.js';
 
 /** API keys: create (label, expiry, tenant scope; shown once with Copy), list, revoke. */
 export function keysPage() {
@@ -12,11 +12,14 @@ export function keysPage() {
   const submit = h('button', { type: 'submit' }, 'Create key');
 
   const load = async () => {
+    listBox.setAttribute('aria-busy', 'true');
     try {
       const r = await call('GET', userPath('/v1/api-keys/'));
       render(listBox, keyTable(r.body.keys ?? [], load));
     } catch (err) {
-      render(listBox, notice('bad', err instanceof ApiError ? err.message : String(err)));
+      render(listBox, notice('bad', errorText(err)), h('button', { type: 'button', class: 'secondary', onclick: () => void load() }, 'Retry'));
+    } finally {
+      listBox.removeAttribute('aria-busy');
     }
   };
   call('GET', `${userPath('/v1/bi/admin/clients/')}?limit=1000&status=ACTIVE`)
@@ -31,13 +34,15 @@ export function keysPage() {
       field('Tenant scope (optional)', tenant, 'A client ID: the key may only import for that client.')),
     tenants,
     h('div', { class: 'actions' }, submit));
+  label.addEventListener('input', () => label.value.trim() && setFieldError(label, null));
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     if (!label.value.trim()) {
-      render(created, notice('bad', 'Label is required.'));
+      setFieldError(label, 'Label is required.');
       label.focus();
       return;
     }
+    setFieldError(label, null);
     submit.disabled = true;
     const body = { label: label.value.trim() };
     if (expires.value) body.expiresAt = `${expires.value}T23:59:59.999Z`;
@@ -49,7 +54,7 @@ export function keysPage() {
       await load();
       created.querySelector('input')?.focus();
     } catch (err) {
-      render(created, notice('bad', err instanceof ApiError ? err.message : String(err)));
+      render(created, notice('bad', errorText(err)));
     } finally {
       submit.disabled = false;
     }
@@ -60,7 +65,7 @@ export function keysPage() {
     h('p', { class: 'muted' }, 'Keys authenticate the SDK endpoints (dashboard, pipeline and client imports). A key is shown only once, when it is created.'),
     form,
     created,
-    h('h2', {}, 'Your keys'),
+    h('h2', { id: 'keys-list-h', tabindex: '-1' }, 'Your keys'),
     listBox);
 }
 
@@ -79,7 +84,11 @@ function shownOnce(k) {
   });
   const box = h('div', { class: 'notice ok', role: 'status' },
     h('p', {}, h('strong', {}, `Key "${k.label}" created (${k.keyId}). `), 'Copy it now: it will not be shown again.'),
-    h('div', { class: 'keybox' }, text, copy, h('button', { type: 'button', class: 'secondary', onclick: () => box.remove() }, 'Done')),
+    h('div', { class: 'keybox' }, text, copy, h('button', { type: 'button', class: 'secondary', id: 'key-done', onclick: () => {
+      box.remove();
+      // Focus goes on to the list the key joined, not to the page's body.
+      document.getElementById('keys-list-h')?.focus();
+    } }, 'Done')),
     copied);
   return box;
 }
@@ -92,37 +101,44 @@ function keyState(k) {
 
 function keyTable(keys, reload) {
   if (!keys.length) return h('p', { class: 'panel' }, 'No keys yet.');
+  const cells = (k, state, actions) => [
+    actions,
+    h('td', { class: 'mono', 'data-label': 'Prefix' }, k.keyPrefix),
+    h('td', { 'data-label': 'Label' }, k.label),
+    h('td', { class: 'hide-narrow', 'data-label': 'Tenant' }, k.clientId ?? 'all'),
+    h('td', { 'data-label': 'Last used' }, fmtDate(k.lastUsedAt)),
+    h('td', { class: 'hide-narrow', 'data-label': 'Expires' }, k.expiresAt ? fmtDate(k.expiresAt) : 'never'),
+    h('td', { 'data-label': 'State' }, h('span', { class: `badge ${state === 'active' ? 'ok' : state === 'revoked' ? 'bad' : 'muted'}` }, state)),
+  ];
   return h('div', { class: 'table-wrap' },
-    h('table', {},
+    h('table', { class: 'stack fixed keys' },
       h('caption', { class: 'visually-hidden' }, 'API keys'),
       h('thead', {}, h('tr', {},
+        h('th', { scope: 'col', class: 'col-actions' }, h('span', { class: 'visually-hidden' }, 'Actions')),
         h('th', { scope: 'col' }, 'Prefix'), h('th', { scope: 'col' }, 'Label'), h('th', { scope: 'col', class: 'hide-narrow' }, 'Tenant'),
-        h('th', { scope: 'col' }, 'Last used'), h('th', { scope: 'col', class: 'hide-narrow' }, 'Expires'), h('th', { scope: 'col' }, 'State'), h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Actions')))),
+        h('th', { scope: 'col' }, 'Last used'), h('th', { scope: 'col', class: 'hide-narrow' }, 'Expires'), h('th', { scope: 'col' }, 'State'))),
       h('tbody', {}, keys.map((k) => {
         const state = keyState(k);
-        const cell = h('td', {});
-        const row = h('tr', { dataset: { key: k.keyId, state } },
-          h('td', { class: 'mono' }, k.keyPrefix), h('td', {}, k.label), h('td', { class: 'hide-narrow' }, k.clientId ?? 'all'),
-          h('td', {}, fmtDate(k.lastUsedAt)), h('td', { class: 'hide-narrow' }, k.expiresAt ? fmtDate(k.expiresAt) : 'never'),
-          h('td', {}, h('span', { class: `badge ${state === 'active' ? 'ok' : state === 'revoked' ? 'bad' : 'muted'}` }, state)), cell);
-        const ask = () => {
-          const yes = h('button', { type: 'button', class: 'danger', 'data-action': 'confirm-revoke' }, 'Revoke');
-          const no = h('button', { type: 'button', class: 'secondary' }, 'Cancel');
-          render(cell, h('span', { class: 'visually-hidden' }, `Revoke ${k.label}?`), yes, ' ', no);
-          yes.focus();
-          no.addEventListener('click', () => paint());
-          yes.addEventListener('click', async () => {
-            yes.disabled = true;
+        const actions = h('td', { class: 'row-actions' });
+        const row = h('tr', { dataset: { key: k.keyId, state }, tabindex: '-1' }, cells(k, state, actions));
+        if (state === 'active') {
+          const revoke = h('button', { type: 'button', class: 'secondary', 'data-action': 'revoke', 'aria-label': `Revoke ${k.label}` }, 'Revoke');
+          revoke.addEventListener('click', async () => {
+            const yes = await confirmDialog({ title: 'Revoke this key?', text: `"${k.label}" (${k.keyPrefix}…) stops working at once. This cannot be undone.`, confirmLabel: 'Revoke key' });
+            if (!yes) return;
+            revoke.disabled = true;
             try {
               await call('DELETE', userPath('/v1/api-keys/', `/${encodeURIComponent(k.keyId)}`));
               await reload();
+              // Focus stays with the row acted on (now revoked).
+              document.querySelector(`#key-list tr[data-key="${CSS.escape(k.keyId)}"]`)?.focus();
             } catch (err) {
-              render(cell, notice('bad', err.message));
+              render(actions, notice('bad', errorText(err)));
+              revoke.disabled = false;
             }
           });
-        };
-        const paint = () => render(cell, state === 'active' ? h('button', { type: 'button', class: 'secondary', 'data-action': 'revoke', 'aria-label': `Revoke ${k.label}`, onclick: ask }, 'Revoke') : null);
-        paint();
+          actions.append(revoke);
+        }
         return row;
       }))));
 }

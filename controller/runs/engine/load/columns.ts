@@ -1,3 +1,5 @@
+import type { Row } from '../../types.ts';
+
 /** Column types a created table gets, inferred from the values the load sees. */
 export type ColumnKind = 'unknown' | 'boolean' | 'integer' | 'bigint' | 'double precision' | 'numeric' | 'date' | 'timestamptz' | 'jsonb' | 'text';
 
@@ -72,4 +74,27 @@ export function fits(value: unknown, family: Family): boolean {
     default:
       return true;
   }
+}
+
+/**
+ * One pass over a batch for the load's schema check, compiled per column list (each field read with
+ * a constant key): `look(i, v)` gets every non-null value of a column not `open[i]`, `extraRow(row)`
+ * every row with fields beyond the columns, both in row order. Names enter the code only as JSON
+ * string literals.
+ */
+export type RowScan = (rows: Row[], open: boolean[], look: (i: number, v: unknown) => void, extraRow: (row: Row) => void) => void;
+
+export function compileRowScan(names: string[]): RowScan {
+  const cells = names.map((name, i) => `v = row[${JSON.stringify(name)}];
+      if (v !== undefined) { present++; if (v !== null && !open[${i}]) look(${i}, v); }`);
+  const body = `return function scan(rows, open, look, extraRow) {
+    for (let r = 0; r < rows.length; r++) {
+      const row = rows[r];
+      let present = 0, fields = 0, v;
+      ${cells.join('\n      ')}
+      for (const _ in row) fields++;
+      if (fields > present) extraRow(row);
+    }
+  };`;
+  return new Function(body)() as RowScan;
 }

@@ -16,67 +16,152 @@ const asText = (v: unknown): string => {
   return String(v);
 };
 
+/** `toISOString().slice(0, 10)` without the rest of the ISO string (years 1000–9999; others the long way). */
+export function isoDay(d: Date): string {
+  const y = d.getUTCFullYear();
+  if (!(y >= 1000 && y <= 9999)) return d.toISOString().slice(0, 10);
+  const m = d.getUTCMonth() + 1;
+  const day = d.getUTCDate();
+  return `${y}${m < 10 ? '-0' : '-'}${m}${day < 10 ? '-0' : '-'}${day}`;
+}
+
 /** The encoder for a column of that SQL data type. */
 export function encoderFor(dataType: string): Encoder {
   if (dataType === 'json' || dataType === 'jsonb') return (v) => escapeText(JSON.stringify(typeof v === 'bigint' ? v.toString() : v));
-  if (dataType === 'date') return (v) => (v instanceof Date ? v.toISOString().slice(0, 10) : escapeText(asText(v)));
+  if (dataType === 'date') return (v) => (v instanceof Date ? isoDay(v) : escapeText(asText(v)));
   if (dataType === 'boolean') return (v) => (v === true ? 't' : v === false ? 'f' : escapeText(asText(v)));
   return (v) => (typeof v === 'number' ? String(v) : escapeText(asText(v)));
 }
 
-/**
- * Rows as COPY text, one string for the whole batch (cells and separators joined once: no
- * per-line strings), counting the non-null cells of each column into `nonNull`.
- */
-export function encodeBatch(rows: Row[], columns: string[], encoders: Encoder[], nonNull?: Float64Array): string {
-  const n = columns.length;
-  const parts = new Array<string>(rows.length * n * 2);
-  let p = 0;
-  for (let r = 0; r < rows.length; r++) {
-    const row = rows[r] as Row;
-    for (let c = 0; c < n; c++) {
-      const v = row[columns[c] as string];
-      if (v === null || v === undefined) parts[p++] = '\\N';
-      else {
-        parts[p++] = (encoders[c] as Encoder)(v);
-        if (nonNull) nonNull[c] = (nonNull[c] as number) + 1;
-      }
-      parts[p++] = c === n - 1 ? '\n' : '\t';
-    }
-  }
-  return parts.join('');
+/** Where the compiled encoder writes a batch: bytes of COPY text, grown by doubling. */
+export interface CopyBytes {
+  buf: Buffer;
+  pos: number;
 }
 
-export type BatchEncoder = (rows: Row[], nonNull: Float64Array) => string;
+/** Room for `n` more bytes. */
+function reserve(w: CopyBytes, n: number): void {
+  if (w.pos + n <= w.buf.length) return;
+  const bigger = Buffer.allocUnsafe(Math.max(w.buf.length * 2, w.pos + n));
+  w.buf.copy(bigger, 0, 0, w.pos);
+  w.buf = bigger;
+}
+
+/**
+ * A string, with COPY's escapes (backslash, tab, newline, CR) when `escape` (text values; the
+ * Encoders' output is escaped already), then one separator byte. ASCII is copied a character at a
+ * time (no intermediate string, no UTF-8 pass); from the first other character on, the rest goes
+ * through Buffer.write.
+ */
+function writeString(w: CopyBytes, s: string, separator: number, escape: boolean): void {
+  const n = s.length;
+  // escaped ASCII takes 2 bytes a character, anything else at most 3 bytes a UTF-16 unit
+  reserve(w, n * 3 + 1);
+  const buf = w.buf;
+  let pos = w.pos;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x80) {
+      const rest = i === 0 ? s : s.slice(i);
+      pos += buf.write(escape ? escapeText(rest) : rest, pos, 'utf8');
+      break;
+    }
+    if (escape && (c === 0x5c || c === 0x09 || c === 0x0a || c === 0x0d)) {
+      buf[pos++] = 0x5c;
+      buf[pos++] = c === 0x5c ? 0x5c : c === 0x09 ? 0x74 : c === 0x0a ? 0x6e : 0x72;
+    } else buf[pos++] = c;
+  }
+  buf[pos++] = separator;
+  w.pos = pos;
+}
+
+const writeRaw = (w: CopyBytes, s: string, separator: number): void => writeString(w, s, separator, false);
+const writeText = (w: CopyBytes, s: string, separator: number): void => writeString(w, s, separator, true);
+
+/** The digits of a non-negative integer below 2^31 at `pos`; answers the position after them. */
+function putDigits(buf: Buffer, pos: number, n: number): number {
+  let digits = 1;
+  for (let x = n; x >= 10; x = (x / 10) | 0) digits++;
+  for (let i = pos + digits - 1; i >= pos; i--) {
+    buf[i] = 0x30 + (n % 10);
+    n = (n / 10) | 0;
+  }
+  return pos + digits;
+}
+
+/**
+ * A number exactly as String(v) writes it, then one separator byte: integers below 2^31 and
+ * amounts of at most two decimals below 10^9 (the double nearest to r/100: its shortest form has
+ * those digits) digit by digit; any other number through String().
+ */
+function writeNumber(w: CopyBytes, v: number, separator: number): void {
+  let units: number;
+  let cents = -1;
+  if (Number.isInteger(v) && v >= -2147483647 && v <= 2147483647) units = v;
+  else {
+    const r = Math.round(v * 100);
+    if (!(r / 100 === v && r >= -1e11 && r <= 1e11)) return writeRaw(w, `${v}`, separator);
+    units = r < 0 ? -Math.floor(-r / 100) : Math.floor(r / 100);
+    cents = Math.abs(r) % 100;
+  }
+  reserve(w, 16);
+  const buf = w.buf;
+  let pos = w.pos;
+  if (v < 0) buf[pos++] = 0x2d;
+  pos = putDigits(buf, pos, Math.abs(units));
+  if (cents > 0) {
+    buf[pos++] = 0x2e;
+    buf[pos++] = 0x30 + ((cents / 10) | 0);
+    if (cents % 10 !== 0) buf[pos++] = 0x30 + (cents % 10);
+  }
+  buf[pos++] = separator;
+  w.pos = pos;
+}
+
+/** `\N` (null), then one separator byte. */
+function writeNull(w: CopyBytes, separator: number): void {
+  reserve(w, 3);
+  w.buf[w.pos++] = 0x5c;
+  w.buf[w.pos++] = 0x4e;
+  w.buf[w.pos++] = separator;
+}
+
+/** Rows as COPY text bytes, counting the non-null cells of each column into `nonNull`. */
+export type BatchEncoder = (rows: Row[], nonNull: Float64Array) => Buffer;
 
 const NUMERIC_TYPES = new Set(['integer', 'bigint', 'smallint', 'double precision', 'real', 'numeric']);
 
 /**
- * `encodeBatch` compiled for one column list: each field is read with a constant key (a
- * monomorphic property access instead of a keyed lookup per cell) and the common value types are
- * written inline. Field names enter the generated code only as JSON string literals.
+ * The batch encoder of one column list, compiled once (and again when a created table's columns
+ * change): each field is read with a constant key (a monomorphic property access instead of a
+ * keyed lookup per cell), numbers and text are written straight into one Buffer per batch (no
+ * string per cell, line or batch; sized from the batch before), other types through their
+ * Encoder. Field names enter the generated code only as JSON string literals.
  */
 export function compileBatchEncoder(columns: string[], dataTypes: string[]): BatchEncoder {
   const encoders = dataTypes.map(encoderFor);
   const cells = columns.map((name, c) => {
-    const fast = NUMERIC_TYPES.has(dataTypes[c] as string)
-      ? `typeof v === 'number' ? '' + v : enc[${c}](v)`
-      : dataTypes[c] === 'text' || (dataTypes[c] as string).startsWith('character')
-        ? `typeof v === 'string' ? (special.test(v) ? escape(v) : v) : enc[${c}](v)`
-        : `enc[${c}](v)`;
+    const separator = c === columns.length - 1 ? 0x0a : 0x09;
+    const type = dataTypes[c] as string;
+    const write = NUMERIC_TYPES.has(type)
+      ? `if (typeof v === 'number') writeNumber(w, v, ${separator}); else writeRaw(w, enc[${c}](v), ${separator});`
+      : type === 'text' || type.startsWith('character')
+        ? `if (typeof v === 'string') writeText(w, v, ${separator}); else writeRaw(w, enc[${c}](v), ${separator});`
+        : `writeRaw(w, enc[${c}](v), ${separator});`;
     return `v = row[${JSON.stringify(name)}];
-      const c${c} = v === null || v === undefined ? '\\\\N' : (nonNull[${c}]++, ${fast});`;
+      if (v === null || v === undefined) writeNull(w, ${separator});
+      else { nonNull[${c}]++; ${write} }`;
   });
-  const line = columns.map((_, c) => `c${c}`).join(" + '\\t' + ");
-  const body = `return function encode(rows, nonNull) {
-    const lines = new Array(rows.length);
+  const body = `let size = 1 << 16;
+  return function encode(rows, nonNull) {
+    const w = { buf: Buffer.allocUnsafe(size), pos: 0 };
     for (let r = 0; r < rows.length; r++) {
       const row = rows[r];
       let v;
       ${cells.join('\n      ')}
-      lines[r] = ${line || "''"};
     }
-    return lines.length > 0 ? lines.join('\\n') + '\\n' : '';
+    size = Math.max(1 << 16, Math.ceil(w.pos * 1.1));
+    return w.buf.subarray(0, w.pos);
   };`;
-  return new Function('enc', 'special', 'escape', body)(encoders, SPECIAL, escapeText) as BatchEncoder;
+  return new Function('enc', 'writeNull', 'writeNumber', 'writeText', 'writeRaw', 'Buffer', body)(encoders, writeNull, writeNumber, writeText, writeRaw, Buffer) as BatchEncoder;
 }

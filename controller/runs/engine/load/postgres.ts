@@ -4,7 +4,7 @@ import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { Batch, Row } from '../../types.ts';
 import { ident, qualified } from '../connections.ts';
-import { type ColumnKind, type Family, familyOf, fits, kindOf, sqlType, widen } from './columns.ts';
+import { type ColumnKind, type Family, type RowScan, compileRowScan, familyOf, fits, kindOf, sqlType, widen } from './columns.ts';
 import { type BatchEncoder, compileBatchEncoder } from './copy-text.ts';
 
 export type LoadMode = 'replace' | 'append' | 'merge';
@@ -53,7 +53,8 @@ export class PostgresTableWriter {
   #copy: CopyStream | undefined;
   #copyError: Error | undefined;
   #copyTarget: string;
-  #encode: BatchEncoder = () => '';
+  #encode: BatchEncoder = () => Buffer.alloc(0);
+  #scan: RowScan = compileRowScan([]);
   #copied = 0;
   readonly nonNull = new Map<string, number>();
 
@@ -83,8 +84,9 @@ export class PostgresTableWriter {
   }
 
   async write(batch: Batch): Promise<void> {
-    if (!this.#prepared) await this.#prepare(batch);
+    // An empty batch (every row of it rejected upstream) prepares nothing: the first rows decide the table.
     if (batch.length === 0) return;
+    if (!this.#prepared) await this.#prepare(batch);
     await this.#evolve(batch);
     const copy = await this.#stream();
     const counts = new Float64Array(this.#columns.length);
@@ -156,44 +158,40 @@ export class PostgresTableWriter {
       await client.query(`CREATE TEMP TABLE ${this.#copyTarget} (LIKE ${this.#target}) ON COMMIT DROP`);
       await client.query(`ALTER TABLE ${this.#copyTarget} ADD COLUMN ${MERGE_ORDER} bigserial`);
     }
-    this.#encode = compileBatchEncoder(this.#columns.map((c) => c.name), this.#columns.map((c) => c.dataType));
+    this.#compile();
   }
 
   /** Checks an existing table, or widens/extends a created one, before a batch is copied. */
   async #evolve(batch: Batch): Promise<void> {
     const cols = this.#columns;
-    const n = cols.length;
     const names = cols.map((c) => c.name);
     const families = names.map((name) => this.#families.get(name) ?? 'text');
     const kinds = cols.map((c) => c.kind ?? 'unknown');
+    // Values that need no look: every value fits a text/json/other column, and a created text column cannot widen further.
+    const open = this.#created ? kinds.map((k) => k === 'text') : families.map((f) => f === 'text' || f === 'json' || f === 'other');
     let extra: Set<string> | undefined;
-    for (const row of batch) {
-      let present = 0;
-      for (let i = 0; i < n; i++) {
-        const v = row[names[i] as string];
-        if (v === undefined) continue;
-        present++;
-        if (v === null) continue;
-        if (!this.#created) {
-          if (!fits(v, families[i] as Family)) {
-            throw new SchemaMismatchError(`Schema mismatch on ${this.label}: column ${names[i]} is ${cols[i]?.dataType}, value ${showValue(v)} does not fit`);
-          }
-          continue;
+    const known = new Set(names);
+    const look = (i: number, v: unknown): void => {
+      if (!this.#created) {
+        if (!fits(v, families[i] as Family)) {
+          throw new SchemaMismatchError(`Schema mismatch on ${this.label}: column ${names[i]} is ${cols[i]?.dataType}, value ${showValue(v)} does not fit`);
         }
-        const k = kindOf(v);
-        if (k !== kinds[i]) kinds[i] = widen(kinds[i] as ColumnKind, k);
+        return;
       }
-      let fields = 0;
-      for (const _ in row) fields++;
-      if (fields > present) {
-        const known = new Set(names);
-        for (const k in row) {
-          if (known.has(k) || row[k] === undefined) continue;
-          if (!this.#created) throw new SchemaMismatchError(`Schema mismatch on ${this.label}: column ${k} does not exist in the table`);
-          (extra ??= new Set()).add(k);
-        }
+      const k = typeof v === 'string' ? 'text' : kindOf(v);
+      if (k !== kinds[i]) {
+        kinds[i] = widen(kinds[i] as ColumnKind, k);
+        open[i] = kinds[i] === 'text';
       }
-    }
+    };
+    const extraRow = (row: Row): void => {
+      for (const k in row) {
+        if (known.has(k) || row[k] === undefined) continue;
+        if (!this.#created) throw new SchemaMismatchError(`Schema mismatch on ${this.label}: column ${k} does not exist in the table`);
+        (extra ??= new Set()).add(k);
+      }
+    };
+    this.#scan(batch, open, look, extraRow);
     if (!this.#created) return;
     const added: Column[] = [];
     for (const name of extra ?? []) {
@@ -214,7 +212,14 @@ export class PostgresTableWriter {
       col.dataType = sqlType(col.kind);
       for (const t of tables) await this.#o.client.query(`ALTER TABLE ${t} ALTER COLUMN ${ident(col.name)} TYPE ${col.dataType} USING ${ident(col.name)}::${col.dataType}`);
     }
-    this.#encode = compileBatchEncoder(cols.map((c) => c.name), cols.map((c) => c.dataType));
+    this.#compile();
+  }
+
+  /** The batch encoder and schema scan of the current columns. */
+  #compile(): void {
+    const names = this.#columns.map((c) => c.name);
+    this.#encode = compileBatchEncoder(names, this.#columns.map((c) => c.dataType));
+    this.#scan = compileRowScan(names);
   }
 
   async #stream(): Promise<CopyStream> {

@@ -2,13 +2,17 @@ import type { Batch, Row } from '../../types.ts';
 import { type RuleSpec, StepConfigError, type StepContext, type StepRunner, isNullish, isObject, rulesOf, show } from '../step.ts';
 import { type Converted, padTrim, toDate, toDecimal, toInteger, toText } from './convert.ts';
 
-type Rule = { field: string; name: string; apply: (v: unknown) => Converted };
+/** `apply` may refuse a value; `map` never does (no result object per value). */
+type Rule = { field: string; name: string; apply: (v: unknown) => Converted; map?: (v: unknown) => unknown };
 
 const same = (value: unknown): Converted => ({ ok: true, value });
 const NONE: string[] = [];
 
 function compileRule(r: RuleSpec, i: number): Rule {
-  const textOnly = (fn: (s: string) => string) => (v: unknown) => same(typeof v === 'string' ? fn(v) : v);
+  const textOnly = (fn: (s: string) => string): Pick<Rule, 'apply' | 'map'> => {
+    const map = (v: unknown): unknown => (typeof v === 'string' ? fn(v) : v);
+    return { map, apply: (v) => same(map(v)) };
+  };
   switch (r.rule) {
     case 'to_integer':
       return { field: r.field, name: r.rule, apply: toInteger };
@@ -17,13 +21,13 @@ function compileRule(r: RuleSpec, i: number): Rule {
     case 'to_date':
       return { field: r.field, name: r.rule, apply: toDate };
     case 'to_string':
-      return { field: r.field, name: r.rule, apply: (v) => same(toText(v)) };
+      return { field: r.field, name: r.rule, map: toText, apply: (v) => same(toText(v)) };
     case 'uppercase':
-      return { field: r.field, name: r.rule, apply: textOnly((s) => s.toUpperCase()) };
+      return { field: r.field, name: r.rule, ...textOnly((s) => s.toUpperCase()) };
     case 'lowercase':
-      return { field: r.field, name: r.rule, apply: textOnly((s) => s.toLowerCase()) };
+      return { field: r.field, name: r.rule, ...textOnly((s) => s.toLowerCase()) };
     case 'trim':
-      return { field: r.field, name: r.rule, apply: textOnly((s) => s.trim()) };
+      return { field: r.field, name: r.rule, ...textOnly((s) => s.trim()) };
     case 'pad_trim': {
       const { length, padChar } = r.params;
       if (typeof length !== 'number' || !Number.isInteger(length) || length < 1) throw new StepConfigError(`config.rules[${i}].params.length must be an integer of at least 1`);
@@ -63,6 +67,14 @@ export class TransformStep implements StepRunner {
    * row is converted in place (no copy per row); a refused row gets its original values back.
    */
   apply(input: Row): { row: Row; reasons: string[] } {
+    const row = this.#apply(input);
+    return { row, reasons: this.#reasons };
+  }
+
+  /** Reasons of the last `#apply` (the shared empty array when the row passed). */
+  #reasons: string[] = NONE;
+
+  #apply(input: Row): Row {
     let row = input;
     if (this.#mappings.length > 0) {
       row = { ...input };
@@ -71,27 +83,39 @@ export class TransformStep implements StepRunner {
     }
     let reasons: string[] | undefined;
     let originals: [string, unknown][] | undefined;
-    for (const rule of this.#rules) {
+    const rules = this.#rules;
+    for (let i = 0; i < rules.length; i++) {
+      const rule = rules[i] as Rule;
       const value = row[rule.field];
-      if (isNullish(value)) continue;
-      const out = rule.apply(value);
-      if (!out.ok) (reasons ??= []).push(`${rule.name}: ${rule.field} = ${show(value)} ${out.problem}`);
-      else if (out.value !== value) {
+      if (value === null || value === undefined) continue;
+      let next: unknown;
+      if (rule.map) next = rule.map(value);
+      else {
+        const out = rule.apply(value);
+        if (!out.ok) {
+          (reasons ??= []).push(`${rule.name}: ${rule.field} = ${show(value)} ${out.problem}`);
+          continue;
+        }
+        next = out.value;
+      }
+      if (next !== value) {
         if (row === input) (originals ??= []).push([rule.field, value]);
-        row[rule.field] = out.value;
+        row[rule.field] = next;
       }
     }
     if (reasons && originals) for (const [field, value] of originals.reverse()) row[field] = value;
-    return { row, reasons: reasons ?? NONE };
+    this.#reasons = reasons ?? NONE;
+    return row;
   }
 
   async *run(input: AsyncIterable<Batch>, ctx: StepContext): AsyncIterable<Batch> {
     for await (const batch of input) {
       const out: Batch = [];
-      for (const row of batch) {
-        const r = this.apply(row);
-        if (r.reasons.length > 0) ctx.reject(row, r.reasons);
-        else out.push(r.row);
+      for (let i = 0; i < batch.length; i++) {
+        const row = batch[i] as Row;
+        const converted = this.#apply(row);
+        if (this.#reasons !== NONE) ctx.reject(row, this.#reasons);
+        else out.push(converted);
       }
       yield out;
     }

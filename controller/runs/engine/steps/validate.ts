@@ -5,10 +5,17 @@ import { toText } from './convert.ts';
 
 /** A check of one value: a problem sentence, or undefined when it passes. */
 type Check = (v: unknown) => string | undefined;
-type Rule = { field: string; name: string; check: Check };
+type Rule = { field: string; name: string; check: Check; /** not_null: null and absent values are checked too. */ seesNull: boolean };
+
+/** The reasons of a passing row: one shared empty array, never written to. */
+const NONE: string[] = [];
 
 // One local part, one domain with at least one dot, no spaces: what people mean by "an email address".
-const EMAIL = RE2JS.compile('^[^\\s@]+@[^\\s@.]+(\\.[^\\s@.]+)+$');
+// Written for RE2 as `^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$`; run natively (≈10× faster than re2js) with RE2's
+// `\s` spelled out (ASCII `[\t\n\f\r ]`: JavaScript's `\s` would also refuse \v and Unicode spaces).
+// Linear on V8 too: `@` and `.` are outside the classes they separate, so nothing backtracks more than once.
+export const EMAIL_RE2 = '^[^\\s@]+@[^\\s@.]+(\\.[^\\s@.]+)+$';
+const EMAIL = /^[^\t\n\f\r @]+@[^\t\n\f\r @.]+(?:\.[^\t\n\f\r @.]+)+$/;
 
 function param(r: RuleSpec, i: number, key: string, required: boolean): number | undefined {
   const v = r.params[key];
@@ -18,7 +25,7 @@ function param(r: RuleSpec, i: number, key: string, required: boolean): number |
 }
 
 function compileRule(r: RuleSpec, i: number): Rule {
-  const rule = (check: Check): Rule => ({ field: r.field, name: r.rule, check });
+  const rule = (check: Check): Rule => ({ field: r.field, name: r.rule, check, seesNull: r.rule === 'not_null' });
   switch (r.rule) {
     case 'not_null':
       return rule((v) => (isNullish(v) ? 'is null' : undefined));
@@ -53,7 +60,7 @@ function compileRule(r: RuleSpec, i: number): Rule {
       return rule((v) => (Array.from(toText(v)).length > length ? `is longer than ${length} characters` : undefined));
     }
     case 'email':
-      return rule((v) => (typeof v === 'string' && EMAIL.matcher(v).find() ? undefined : 'is not an email address'));
+      return rule((v) => (typeof v === 'string' && EMAIL.test(v) ? undefined : 'is not an email address'));
     default:
       throw new StepConfigError(`config.rules[${i}].rule ${show(r.rule)} is not a validate rule`);
   }
@@ -71,15 +78,18 @@ export class ValidateStep implements StepRunner {
     this.#rules = rulesOf(config).map(compileRule);
   }
 
+  /** Every failing rule's reason; the same empty array (no allocation) when the row passes. */
   reasons(row: Row): string[] {
-    const reasons: string[] = [];
-    for (const rule of this.#rules) {
+    let reasons: string[] | undefined;
+    const rules = this.#rules;
+    for (let i = 0; i < rules.length; i++) {
+      const rule = rules[i] as Rule;
       const value = row[rule.field];
-      if (rule.name !== 'not_null' && isNullish(value)) continue;
+      if (!rule.seesNull && (value === null || value === undefined)) continue;
       const problem = rule.check(value);
-      if (problem !== undefined) reasons.push(`${rule.name}: ${rule.field} = ${show(value)} ${problem}`);
+      if (problem !== undefined) (reasons ??= []).push(`${rule.name}: ${rule.field} = ${show(value)} ${problem}`);
     }
-    return reasons;
+    return reasons ?? NONE;
   }
 
   async *run(input: AsyncIterable<Batch>, ctx: StepContext): AsyncIterable<Batch> {

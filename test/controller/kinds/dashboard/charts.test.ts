@@ -107,6 +107,30 @@ describe('dashboard validation', () => {
     ]);
   });
 
+  it('refuses a sum or average of a column typed other than number, and a measure that is also the dimension', () => {
+    const types = new Map([['region', 'text'], ['revenue', 'number'], ['order_date', 'date']]);
+    const catalog = vdmFields({ selectedColumns: ['region', 'revenue', 'order_date', { name: 'note', type: 'TEXT' }, 'untyped'] }, types);
+    const problems = validateSections(
+      [
+        {
+          name: 'A',
+          charts: [
+            { type: 'kpi', measures: ['region', { field: 'order_date', aggregation: 'average' }, { field: 'note', aggregation: 'sum' }], dimensions: [] },
+            { type: 'bar', measures: [{ field: 'revenue', aggregation: 'sum' }, { field: 'region', aggregation: 'count' }, 'untyped', { field: 'region', aggregation: 'max' }], dimensions: ['region'] },
+          ],
+        },
+      ],
+      catalog,
+      'sections',
+    );
+    expect(problems.map((p) => p.message)).toEqual([
+      'sections[0].charts[0].measures[0] sum of "region", a text column: sum needs a number column (use count or distinct)',
+      'sections[0].charts[0].measures[1].field average of "order_date", a date column: average needs a number column (use count or distinct)',
+      'sections[0].charts[0].measures[2].field sum of "note", a text column: sum needs a number column (use count or distinct)',
+      'sections[0].charts[1].measures[3].field "region" is also a dimension of the chart: a measure must be another column (or count/distinct of it)',
+    ]);
+  });
+
   it('checks every field against the VDM catalogue when one is given', () => {
     const catalog = vdmFields({ selectedColumns: ['region', 'revenue', 'order_date'], measureConfiguration: [{ label: 'Margin' }] });
     const problems = validateSections(

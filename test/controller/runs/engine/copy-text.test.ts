@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { kindOf, widen } from '../../../../controller/runs/engine/load/columns.ts';
-import { compileBatchEncoder } from '../../../../controller/runs/engine/load/copy-text.ts';
+import { compileBatchEncoder, encoderFor } from '../../../../controller/runs/engine/load/copy-text.ts';
 
 describe('COPY text encoding', () => {
   it('escapes backslash, tab, newline and CR; writes \\N for null/absent; types per column; counts non-null cells', () => {
@@ -12,11 +12,44 @@ describe('COPY text encoding', () => {
         { id: null, note: 42, ok: false },
       ],
       nonNull,
-    );
+    ).toString('utf8');
     expect(text).toBe(
       '1\ta\\\\b\\tc\\nd\\re\t2026-03-04\t2026-03-04T05:06:07.008Z\tt\t{"k":"v\\\\t"}\tx\n' + '\\N\t42\t\\N\t\\N\tf\t\\N\t\\N\n',
     );
     expect([...nonNull]).toEqual([1, 2, 1, 1, 2, 1, 1]);
+  });
+
+  it('writes what the per-value encoders write, byte for byte: unicode around escapes, every kind of number, batches beyond the first buffer', () => {
+    const columns = ['n', 't', 'v'];
+    const types = ['double precision', 'text', 'character varying'];
+    const numbers = [0, -0, 7, -7, 10, 99, 100, 2147483647, -2147483647, 2147483648, -2147483648, 1e21, 0.1, -1.5e-7, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53];
+    const texts = ['', 'ü', 'ü\tx\\y\n', 'a\rb ü \\', '😀\t', 'plain', 'tab\tthen ünï', 'x'.repeat(70_000), `${'é'.repeat(30_000)}\n`, '\\N'];
+    const rows = [];
+    for (let i = 0; i < 400; i++) rows.push({ n: numbers[i % numbers.length], t: texts[i % texts.length], v: i % 7 === 0 ? null : i % 5 === 0 ? 12.5 : texts[(i * 3) % texts.length] });
+    const encoders = types.map(encoderFor);
+    const expected = rows
+      .map((row) => columns.map((c, i) => (row[c as 'n'] === null ? '\\N' : (encoders[i] as (v: unknown) => string)(row[c as 'n']))).join('\t'))
+      .join('\n');
+    const encode = compileBatchEncoder(columns, types);
+    const nonNull = new Float64Array(3);
+    expect(encode(rows, nonNull).toString('utf8')).toBe(`${expected}\n`);
+    expect(encode(rows.slice(0, 2), nonNull).toString('utf8')).toBe(`${expected.split('\n').slice(0, 2).join('\n')}\n`);
+    expect(encode([], nonNull).length).toBe(0);
+  });
+
+  it('numbers are written as String(v) writes them: integers, amounts of two decimals (digit by digit) and every other double', () => {
+    let seed = 42;
+    const next = (): number => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
+    const values = [-0, 0.5, -0.5, 0.07, -0.07, 1.1, 0.1 + 0.2, 0.1 + 0.7, 123456789.12, -999999999.99, 1e9 + 0.5, 2147483647, 2147483648, -2147483648, 1e-7, 5e-324, 1e21];
+    for (let i = 0; i < 20_000; i++) {
+      const r = Math.floor((next() - 0.5) * 2e11);
+      values.push(r / 100, r / 10, r / 1000, (next() - 0.5) * 10 ** Math.floor(next() * 14));
+    }
+    const text = compileBatchEncoder(['n'], ['double precision'])(values.map((n) => ({ n })), new Float64Array(1)).toString('utf8');
+    expect(text.split('\n').slice(0, -1)).toEqual(values.map(String));
   });
 
   it('column kinds widen to the narrowest type holding every value seen', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ValidateStep } from '../../../../controller/runs/engine/steps/validate.ts';
+import { RE2JS } from 're2js';
+import { EMAIL_RE2, ValidateStep } from '../../../../controller/runs/engine/steps/validate.ts';
 import { runStep } from './harness.ts';
 
 describe('validate step', () => {
@@ -48,5 +49,15 @@ describe('validate step', () => {
 
   it('a pattern RE2 cannot run (lookahead, backreference) fails the step with a clear message', () => {
     expect(() => new ValidateStep({ rules: [{ field: 's', rule: 'regex', params: { pattern: '(?=a)a' } }] })).toThrow(/not a linear-time \(RE2\) regular expression/);
+  });
+
+  it('email answers exactly what its RE2 pattern answers (RE2 \\s is ASCII: \\v and Unicode spaces are not spaces)', () => {
+    const re2 = RE2JS.compile(EMAIL_RE2);
+    const step = new ValidateStep({ rules: [{ field: 'e', rule: 'email' }] });
+    const samples = ['a@b.c', 'a.b+c@d-e.fg.hi', 'a b@c.d', 'a\tb@c.d', 'a\nb@c.d', 'a\rb@c.d', 'a\fb@c.d', 'a\vb@c.d', 'a\u00a0b@c.d', 'a\u2003b@c.d'];
+    samples.push('a@b.c\n', '\na@b.c', 'a@b..c', 'a@b.c.', 'a@.b.c', '@b.c', 'a@b', 'a@@b.c', 'é@ü.ñ', '😀@x.y', 'a@b.😀', '\ud800@b.c', 'a@b.c@d.e', '', '.@.', 'x@y.z ', ' x@y.z');
+    for (const s of samples) expect([s, step.reasons({ e: s }).length === 0]).toEqual([s, re2.matcher(s).find()]);
+    // linear: a long near-miss answers at once
+    expect(step.reasons({ e: `${'a'.repeat(100_000)}@${'b'.repeat(100_000)}` })).toHaveLength(1);
   });
 });

@@ -1,0 +1,12 @@
+// Term–value lists: `facts` as a two-column grid (a card), `inlineFacts` as a wrapping row of pairs
+// (each pair kept together, so a narrow screen never splits a label from its value).
+import { h } from '../dom.js';
+
+/** `rows`: `[label, value, class?]`, falsy rows skipped; a missing value shows as "—". */
+export function facts(rows, attrs = {}) {
+  return h('dl', { class: 'facts', ...attrs }, rows.filter(Boolean).flatMap(([k, v, cls]) => [h('dt', {}, k), h('dd', { class: cls ?? '' }, v ?? '—')]));
+}
+
+export function inlineFacts(rows, attrs = {}) {
+  return h('dl', { class: 'facts-inline', ...attrs }, rows.filter(Boolean).map(([k, v, cls]) => h('div', { class: 'fact' }, h('dt', {}, k), h('dd', { class: cls ?? '' }, v ?? '—'))));
+}

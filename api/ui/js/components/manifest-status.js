@@ -1,0 +1,14 @@
+// Shared bits of reconcile status: the order failures come first in, and revisions as people read them.
+
+/** Failures first: Failed, Invalid, Pending, then Synced and Pruned. */
+const RANK = { Failed: 0, Invalid: 1, Pending: 2, Synced: 3, Pruned: 4 };
+
+export function phaseRank(phase) {
+  return RANK[phase] ?? 5;
+}
+
+/** A git revision shortened to 10 characters; none: "—". */
+export function revisionText(rev) {
+  if (!rev) return '—';
+  return /^[0-9a-f]{40}$/i.test(rev) ? rev.slice(0, 10) : rev;
+}

@@ -1,0 +1,102 @@
+import { call, userPath } from '../api.js';
+import { announce, field, fmtDate, h, render } from '../dom.js';
+import { dataTable } from '../components/data-table.js';
+import { emptyState, errorText, loadInto } from '../components/async-view.js';
+import { fmtDuration, when } from '../components/ops-format.js';
+import { statusBadge } from '../components/status-badge.js';
+
+const CREDENTIAL = { passwordEnv: 'Password from an environment variable', secret: 'Encrypted stored password', none: 'No password (trust auth)' };
+
+/** Connections: every stored connection, where it points, its owner, last test and what uses it; Test. */
+export function connectionsPage(query) {
+  const box = h('div', { id: 'connections' });
+  const filter = h('input', { type: 'search', name: 'q', value: query?.get('q') ?? '', placeholder: 'Name, ID, host or client', autocomplete: 'off' });
+  let latest = [];
+  const paint = () => render(box, view(latest, filter.value.trim().toLowerCase(), paint));
+  filter.addEventListener('input', paint);
+  const reload = loadInto(box, async () => (await call('GET', userPath('/v1/bi/admin/connections/'))).body.connections, (list) => {
+    latest = list;
+    return view(list, filter.value.trim().toLowerCase(), paint);
+  }, { what: 'connections' });
+  return h('section', { 'aria-labelledby': 'connections-h' },
+    h('div', { class: 'page-head' },
+      h('div', {}, h('h1', { id: 'connections-h' }, 'Connections'), h('p', { class: 'muted lead' }, 'Warehouse connections: where each points, who owns it and what uses it. Passwords are never shown.')),
+      h('button', { type: 'button', class: 'secondary', onclick: () => void reload() }, 'Refresh')),
+    h('form', { class: 'panel row filters', role: 'search', onsubmit: (e) => e.preventDefault() }, h('div', { class: 'grow' }, field('Filter', filter))),
+    box);
+}
+
+const where = (c) => {
+  const host = c.host ? `${c.host}${c.port ? `:${c.port}` : ''}` : null;
+  const db = [c.database, c.schema].filter(Boolean).join('.');
+  return h('div', { class: 'name-cell' },
+    host ? h('span', { class: 'mono' }, host) : h('span', { class: 'muted' }, 'No host'),
+    db ? h('span', { class: 'mono muted small' }, db) : null,
+    c.warehouse ? h('span', { class: 'muted small' }, `warehouse ${c.warehouse}`) : null);
+};
+
+function ownerOf(c) {
+  if (c.shared) return h('span', { class: 'tag', title: 'A platform warehouse any client may use' }, 'Shared');
+  if (c.owner) return h('a', { href: `#/clients/${encodeURIComponent(c.owner)}` }, c.owner);
+  return h('span', { class: 'muted' }, 'Unowned');
+}
+
+function lastTest(t) {
+  if (!t) return h('span', { class: 'muted' }, 'Never tested');
+  return h('div', { class: 'name-cell test-cell' },
+    h('span', {}, statusBadge(t.ok ? 'ok' : 'failed', t.ok ? 'ok' : 'failed'), ' ', when(t.at), h('span', { class: 'muted small' }, ` · ${fmtDuration(t.durationMs)}`)),
+    h('span', { class: `small ${t.ok ? 'muted' : 'bad-text'}`, title: fmtDate(t.at) }, t.message));
+}
+
+function usedBy(u) {
+  const parts = [];
+  if (u.clients.length) parts.push(h('li', {}, 'Clients: ', u.clients.map((id, i) => [i ? ', ' : '', h('a', { href: `#/clients/${encodeURIComponent(id)}` }, id)])));
+  if (u.vdms.length) parts.push(h('li', { title: u.vdms.map((v) => `${v.name} (${v.vdmId}, ${v.clientId})`).join('\n') }, `VDMs: ${u.vdms.length} (${u.vdms.map((v) => v.name).slice(0, 3).join(', ')}${u.vdms.length > 3 ? '…' : ''})`));
+  if (u.pipelines.length) parts.push(h('li', {}, 'Pipelines: ', u.pipelines.map((p, i) => [i ? ', ' : '', h('a', { href: `#/pipelines/${encodeURIComponent(p.pipelineId)}` }, p.name)])));
+  return parts.length ? h('ul', { class: 'used-by' }, parts) : h('span', { class: 'muted' }, 'Not used');
+}
+
+function view(list, q, repaint) {
+  if (!list.length) {
+    return emptyState('No connections yet', 'Connections come from Connection manifests (connections/*.yaml) or from the New client wizard.', h('a', { class: 'button', href: '#/new' }, 'New client'));
+  }
+  const shown = q ? list.filter((c) => `${c.name} ${c.connectionId} ${c.host ?? ''} ${c.owner ?? ''} ${c.vendor}`.toLowerCase().includes(q)) : list;
+  if (!shown.length) return emptyState('No connection matches', `Nothing matches “${q}”.`);
+  return h('div', {},
+    h('p', { class: 'muted count' }, `${shown.length} of ${list.length} connection${list.length === 1 ? '' : 's'}`),
+    dataTable({
+      caption: 'Connections',
+      id: 'connection-table',
+      columns: [{ label: 'Connection' }, { label: 'Vendor' }, { label: 'Host / database' }, { label: 'Owner' }, { label: 'Last test' }, { label: 'Used by' }, { label: 'Actions', hideLabel: true }],
+      rows: shown.map((c) => {
+        const status = h('span', { class: 'visually-hidden', 'aria-live': 'polite' });
+        const test = h('button', { type: 'button', class: 'secondary', 'data-action': 'test', 'aria-label': `Test ${c.name || c.connectionId}` }, 'Test');
+        test.addEventListener('click', async () => {
+          test.disabled = true;
+          test.textContent = 'Testing…';
+          status.textContent = `Testing ${c.name}`;
+          try {
+            const r = await call('POST', userPath(`/v1/bi/admin/connections/${encodeURIComponent(c.connectionId)}/test/`));
+            Object.assign(c, r.body.connection);
+            announce(`${c.name}: ${c.lastTest.ok ? 'connected' : 'failed'}. ${c.lastTest.message}`);
+          } catch (err) {
+            c.lastTest = { at: new Date().toISOString(), ok: false, message: errorText(err), durationMs: 0 };
+          }
+          repaint();
+          document.querySelector(`tr[data-connection="${c.connectionId}"] [data-action="test"]`)?.focus();
+        });
+        return {
+          attrs: { dataset: { connection: c.connectionId } },
+          cells: [
+            h('div', { class: 'name-cell' }, h('span', { class: 'strong' }, c.name || c.connectionId), h('span', { class: 'mono muted small' }, c.connectionId), h('span', { class: 'muted small' }, CREDENTIAL[c.credential] ?? '')),
+            h('span', { class: 'tag' }, c.vendor),
+            where(c),
+            ownerOf(c),
+            lastTest(c.lastTest),
+            usedBy(c.usedBy),
+            h('div', {}, test, status),
+          ],
+        };
+      }),
+    }));
+}

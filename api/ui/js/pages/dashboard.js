@@ -1,0 +1,67 @@
+import { call, userPath } from '../api.js';
+import { fmtDate, h } from '../dom.js';
+import { asyncView } from '../components/async-view.js';
+import { dashboardLayout } from '../components/dashboard-layout.js';
+import { inlineFacts } from '../components/facts.js';
+
+const enc = encodeURIComponent;
+
+/** A dashboard's address, optionally at a section and a chart (a drill-down target). */
+export function dashboardHref(facadeId, section, chart) {
+  const qs = new URLSearchParams();
+  if (section) qs.set('section', section);
+  if (chart) qs.set('chart', chart);
+  return `#/dashboards/${enc(facadeId)}${qs.size ? `?${qs}` : ''}`;
+}
+
+/** A dashboard (`#/dashboards/<facadeId>?section=&chart=`): its layout drawn from the stored grid. */
+export function dashboardPage(facadeId, query) {
+  const load = async () => {
+    const r = await call('GET', userPath(`/v1/sdk/dashboards/${enc(facadeId)}/`), { expect: [200, 404] });
+    return r.status === 200 ? r.body : { missing: r.body?.error ?? `Dashboard ${facadeId} not found` };
+  };
+  const draw = (body) => {
+    if (body.missing) {
+      return h('div', { class: 'panel empty-state', id: 'dashboard-missing' },
+        h('h1', { id: 'dashboard-h' }, `Dashboard ${facadeId}`),
+        h('div', { class: 'notice bad', role: 'alert' }, body.missing),
+        h('p', {}, h('a', { href: '#/dashboards' }, 'Back to dashboards')));
+    }
+    const d = body.dashboard;
+    const charts = d.sections.reduce((n, s) => n + s.charts.length, 0);
+    const layout = dashboardLayout(d, {
+      section: query.get('section') ?? undefined,
+      chart: query.get('chart') ?? undefined,
+      idPrefix: 'dash',
+      href: (s, c) => dashboardHref(d.facadeId, s.name, c?.chartId),
+      // The address follows the drawing, so it can be shared or reloaded.
+      onDrill: (s, c) => history.replaceState(null, '', dashboardHref(d.facadeId, s.name, c?.chartId)),
+    });
+    layout.addEventListener('click', (e) => {
+      const tab = e.target.closest?.('[role=tab]');
+      if (tab) history.replaceState(null, '', dashboardHref(d.facadeId, tab.dataset.section));
+    });
+    return h('div', {},
+      h('header', { class: 'page-head' },
+        h('div', { class: 'title-block' },
+          h('h1', { id: 'dashboard-h' }, d.name),
+          h('div', { class: 'subtitle' },
+            h('span', { class: 'mono' }, d.facadeId),
+            body.owner ? h('a', { href: `#/clients/${enc(body.owner)}`, class: 'badge link-badge' }, body.owner) : h('span', { class: 'badge muted' }, 'no client'),
+            d.isPublic ? h('span', { class: 'badge muted' }, 'public') : null)),
+        h('div', { class: 'page-actions' }, h('a', { class: 'button secondary', href: '#/dashboards' }, 'All dashboards'))),
+      d.description ? h('p', { class: 'lead' }, d.description) : null,
+      inlineFacts([
+        ['Sections', String(d.sections.length)],
+        ['Charts', String(charts)],
+        ['Connection', d.dataSource?.dbId, 'mono'],
+        ['VDM', d.dataSource?.vdmId, 'mono'],
+        d.tags?.length ? ['Tags', d.tags.join(', ')] : null,
+        ['Updated', fmtDate(d.updatedAt)],
+      ], { id: 'dashboard-facts' }),
+      h('div', { class: 'panel flush dash-frame' }, layout));
+  };
+  return h('section', { 'aria-labelledby': 'dashboard-h', class: 'tenants dashboard-page' },
+    h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: '#/dashboards' }, 'Dashboards'), h('span', { 'aria-hidden': 'true' }, ' / '), h('span', { 'aria-current': 'page', class: 'mono' }, facadeId)),
+    asyncView({ load, draw, label: `dashboard ${facadeId}`, id: 'dashboard-view' }));
+}

@@ -1,0 +1,139 @@
+import { call, userPath } from '../api.js';
+import { announce, fmtDate, h, notice, render } from '../dom.js';
+import { dataTable } from '../components/data-table.js';
+import { emptyState, errorText, loadInto } from '../components/async-view.js';
+import { count, fmtDuration, scheduleText, stepSettings, when } from '../components/ops-format.js';
+import { pollWhileShown } from '../components/poll.js';
+import { ACTIVE_RUN, statusBadge } from '../components/status-badge.js';
+import { ownerCell } from './pipelines.js';
+
+const runsPath = (id) => userPath(`/v1/sdk/pipelines/${encodeURIComponent(id)}/runs/`);
+
+/** A pipeline: what it does (steps, source, destination, schedule), Run now, and its run history. */
+export function pipelinePage(pipelineId) {
+  const box = h('div', { id: 'pipeline' });
+  loadInto(box, async () => {
+    const [p, runs] = await Promise.all([
+      call('GET', userPath(`/v1/sdk/pipelines/${encodeURIComponent(pipelineId)}/`)),
+      call('GET', `${runsPath(pipelineId)}?limit=20`),
+    ]);
+    return { pipeline: p.body.data, runs: runs.body.runs };
+  }, (data) => view(data), { what: 'the pipeline' });
+  return h('section', { 'aria-labelledby': 'pipeline-h' },
+    h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: '#/pipelines' }, 'Pipelines'), ' / ', h('span', { class: 'mono' }, pipelineId)),
+    h('h1', { id: 'pipeline-h' }, `Pipeline ${pipelineId}`),
+    box);
+}
+
+function view({ pipeline: p, runs: initialRuns }) {
+  const heading = document.getElementById('pipeline-h');
+  if (heading) heading.textContent = p.name;
+  let runs = initialRuns;
+  const status = h('div', { id: 'run-now-status', 'aria-live': 'polite' });
+  const reason = h('p', { class: 'hint', id: 'run-now-reason' });
+  const runNow = h('button', { type: 'button', id: 'run-now', 'aria-describedby': 'run-now-reason' }, 'Run now');
+  const runsBox = h('div', { id: 'runs' });
+
+  const active = () => runs.find((r) => ACTIVE_RUN.includes(r.status));
+  const paint = () => {
+    const a = active();
+    runNow.disabled = Boolean(a);
+    render(reason, a ? ['A run is already ', a.status, ' (', h('a', { href: `#/runs/${a.runId}` }, a.runId), '): one run at a time per pipeline.'] : 'Starts a run now; its steps and counts update live on the run page.');
+    render(runsBox, runsTable(runs));
+  };
+  const refresh = async () => {
+    runs = (await call('GET', `${runsPath(p.pipelineId)}?limit=20`)).body.runs;
+    paint();
+  };
+  runNow.addEventListener('click', async () => {
+    runNow.disabled = true;
+    try {
+      const r = await call('POST', runsPath(p.pipelineId), { expect: [202, 409] });
+      if (r.status === 409) {
+        render(status, notice('warn', h('strong', {}, 'Not started. '), r.body?.message ?? 'This pipeline already has an active run.'));
+        announce('Run not started: a run is already active');
+      } else {
+        const run = r.body.run;
+        render(status, notice('ok', `Run ${run.runId} started. `, h('a', { href: `#/runs/${run.runId}`, id: 'watch-run' }, 'Watch it live')));
+        announce(`Run ${run.runId} started`);
+      }
+    } catch (err) {
+      render(status, notice('bad', h('strong', {}, 'Could not start a run. '), errorText(err)));
+    }
+    await refresh().catch(() => {});
+  });
+  paint();
+  // The history follows an active run until it ends.
+  pollWhileShown(runsBox, 2000, async () => {
+    if (active()) await refresh();
+    return true;
+  });
+
+  const src = p.source ?? {};
+  const dst = p.destination ?? {};
+  const sourceStep = p.steps.find((s) => s.type === 'source');
+  const loadStep = p.steps.find((s) => s.type === 'load');
+  const conn = (id) => (id ? h('a', { href: '#/connections', class: 'mono' }, id) : '—');
+  return h('div', {},
+    h('div', { class: 'summary-bar' },
+      h('div', { class: 'facts-inline' },
+        statusBadge(p.status === 'draft' ? 'pending' : p.status, p.status),
+        h('span', {}, 'Client ', ownerCell(p.owner)),
+        h('span', { class: 'mono muted' }, p.pipelineId)),
+      h('div', { class: 'run-now' }, runNow, reason)),
+    status,
+    p.description ? h('p', { class: 'lead' }, p.description) : null,
+    h('div', { class: 'cards' },
+      h('div', { class: 'panel card' },
+        h('h2', {}, 'Source'),
+        h('dl', { class: 'facts' },
+          h('dt', {}, 'Type'), h('dd', {}, src.type ?? '—'),
+          h('dt', {}, 'Connection'), h('dd', {}, conn(src.connectionId)),
+          sourceStep?.config?.tableName ? [h('dt', {}, 'Table'), h('dd', { class: 'mono' }, [sourceStep.config.schemaName, sourceStep.config.tableName].filter(Boolean).join('.'))] : null)),
+      h('div', { class: 'panel card' },
+        h('h2', {}, 'Destination'),
+        h('dl', { class: 'facts' },
+          h('dt', {}, 'Connection'), h('dd', {}, conn(dst.connectionId)),
+          h('dt', {}, 'Schema'), h('dd', { class: 'mono' }, dst.schemaName ?? '—'),
+          loadStep?.config?.tableName ? [h('dt', {}, 'Table'), h('dd', { class: 'mono' }, loadStep.config.tableName), h('dt', {}, 'Mode'), h('dd', {}, loadStep.config.mode ?? 'replace')] : null)),
+      h('div', { class: 'panel card' },
+        h('h2', {}, 'Schedule'),
+        h('dl', { class: 'facts' },
+          h('dt', {}, 'When'), h('dd', {}, scheduleText(p.schedule)),
+          h('dt', {}, 'Enabled'), h('dd', {}, p.schedule ? statusBadge(p.schedule.isEnabled ? 'enabled' : 'off', p.schedule.isEnabled ? 'Enabled' : 'Disabled') : 'No schedule'),
+          h('dt', {}, 'Next run'), h('dd', {}, p.nextRunAt ? [when(p.nextRunAt), h('span', { class: 'muted small' }, ` (${fmtDate(p.nextRunAt)})`)] : '—')))),
+    h('h2', {}, `Steps (${p.steps.length})`),
+    dataTable({
+      caption: 'Steps',
+      id: 'step-definitions',
+      columns: [{ label: '#' }, { label: 'Type' }, { label: 'Name' }, { label: 'Key settings' }],
+      rows: p.steps.map((s, i) => ({
+        cells: [String(i + 1), h('span', { class: 'tag' }, s.type), s.name, h('ul', { class: 'settings' }, stepSettings(s.config).map((x) => h('li', {}, x)))],
+      })),
+    }),
+    h('h2', {}, 'Run history'),
+    runsBox);
+}
+
+function runsTable(runs) {
+  if (!runs.length) return emptyState('No runs yet', 'Use Run now to start the first run, or wait for the schedule.');
+  return dataTable({
+    caption: 'Runs, newest first',
+    id: 'run-history',
+    columns: [{ label: 'Run' }, { label: 'Status' }, { label: 'Trigger' }, { label: 'Started' }, { label: 'Duration' }, { label: 'Read' }, { label: 'Written' }, { label: 'Rejected' }],
+    rows: runs.map((r) => ({
+      attrs: { dataset: { run: r.runId } },
+      cells: [
+        h('a', { href: `#/runs/${encodeURIComponent(r.runId)}`, class: 'mono' }, r.runId),
+        statusBadge(r.status),
+        r.trigger,
+        when(r.startedAt ?? r.queuedAt),
+        fmtDuration(r.durationMs),
+        count(r.rowsRead),
+        count(r.rowsWritten),
+        count(r.rowsRejected),
+      ],
+    })),
+  });
+}
+

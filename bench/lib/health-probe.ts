@@ -1,0 +1,64 @@
+import { Worker } from 'node:worker_threads';
+import { percentile, round } from './load.ts';
+
+/** The probe's loop, in a thread of its own: the bench's own work (writing 5,000 files) never delays a request. */
+const PROBE = `
+const { parentPort, workerData } = require('node:worker_threads');
+let running = true;
+const latencies = [];
+let errors = 0;
+parentPort.on('message', () => { running = false; });
+(async () => {
+  while (running) {
+    const started = performance.now();
+    try {
+      const res = await fetch(workerData.url);
+      await res.arrayBuffer();
+      if (res.ok) latencies.push(performance.now() - started);
+      else errors++;
+    } catch {
+      errors++;
+    }
+    await new Promise((r) => setTimeout(r, workerData.pauseMs));
+  }
+  parentPort.postMessage({ latencies, errors });
+})();
+`;
+
+export type ProbeResult = {
+  p50: number;
+  p99: number;
+  max: number;
+  requests: number;
+  errors: number;
+};
+
+/**
+ * Asks `GET /healthz` one request at a time (a short pause between) while something runs on the
+ * server, and keeps each latency: how long the API stalls during a big sync or apply.
+ */
+export class HealthProbe {
+  readonly #worker: Worker;
+
+  constructor(baseUrl: string, opts: { pauseMs?: number } = {}) {
+    this.#worker = new Worker(PROBE, { eval: true, workerData: { url: `${baseUrl}/healthz`, pauseMs: opts.pauseMs ?? 10 } });
+  }
+
+  /** Stops probing; p50, p99 and max in ms, the number of answers and of failed requests. */
+  async stop(): Promise<ProbeResult> {
+    const done = new Promise<{ latencies: number[]; errors: number }>((resolve, reject) => {
+      this.#worker.once('message', resolve);
+      this.#worker.once('error', reject);
+    });
+    this.#worker.postMessage('stop');
+    const { latencies: l, errors } = await done;
+    await this.#worker.terminate();
+    return {
+      p50: round(percentile(l, 50), 1),
+      p99: round(percentile(l, 99), 1),
+      max: round(l.length ? Math.max(...l) : Number.NaN, 1),
+      requests: l.length,
+      errors,
+    };
+  }
+}
