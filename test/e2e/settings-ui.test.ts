@@ -353,6 +353,19 @@ describe('settings UI in a real browser', () => {
     expect(await page.textContent('body')).not.toContain('Invalid CSRF token');
     await typeLogin(page);
     await page.waitForSelector('#keys-h');
+    await tab2.waitForSelector('#clients-h');
+    // The same when the other tab is the one that finds out: it tells this tab why (the CI once saw
+    // a plain login page here, when the other tab's request was refused first).
+    await tab2.evaluate(async ([u, pw]) => {
+      await fetch('/v1/auth/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: u, password: pw }) });
+    }, [ADMIN.username, ADMIN.password]);
+    await tab2.click('#nav >> text=API keys');
+    await tab2.waitForSelector('form.login');
+    await page.waitForSelector('form.login');
+    for (const p of [page, tab2]) expect(await p.textContent('main')).toContain('Your session changed in another window: sign in again.');
+    await typeLogin(page);
+    await page.waitForSelector('#keys-h');
+    await tab2.waitForSelector('#keys-h');
     await tab2.close();
   });
 

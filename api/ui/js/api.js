@@ -21,15 +21,25 @@ export function getSession() {
   return read();
 }
 
-export function setSession(s) {
-  if (s) localStorage.setItem(KEY, JSON.stringify({ userId: s.userId, csrfToken: s.csrfToken }));
-  else localStorage.removeItem(KEY);
+/** Why the session ended, for every tab: the tab that found out tells the others. */
+const REASON_KEY = 'bi-controller.signed-out-because';
+
+/** Stores a session, or ends it (`why`: the reason every tab's login page shows). */
+export function setSession(s, why = null) {
+  if (s) {
+    localStorage.removeItem(REASON_KEY);
+    localStorage.setItem(KEY, JSON.stringify({ userId: s.userId, csrfToken: s.csrfToken }));
+  } else {
+    if (why) localStorage.setItem(REASON_KEY, why);
+    else localStorage.removeItem(REASON_KEY);
+    localStorage.removeItem(KEY);
+  }
 }
 
-/** Calls `fn(session | null)` when another tab signs in or out. */
+/** Calls `fn(session | null, why | null)` when another tab signs in or out. */
 export function whenSessionChanges(fn) {
   window.addEventListener('storage', (e) => {
-    if (e.key === KEY || e.key === null) fn(read());
+    if (e.key === KEY || e.key === null) fn(read(), localStorage.getItem(REASON_KEY));
   });
 }
 

@@ -101,7 +101,7 @@ async function route() {
       me = await loadMe();
     } catch {
       me = null;
-      setSession(null);
+      setSession(null, signedOutBecause);
     }
   }
   if (seq !== routeSeq) return;
@@ -112,9 +112,11 @@ async function route() {
       location.replace('#/login');
       return;
     }
+    // The reason stays until a sign-in: a second request refused at the same moment (a page loads
+    // several at once) draws the login page again, and must not draw it without the reason.
     const why = signedOutBecause;
-    signedOutBecause = null;
     show(h('div', {}, why ? notice('warn', why) : null, loginPage(async (session) => {
+      signedOutBecause = null;
       setSession(session);
       me = await loadMe();
       location.hash = takeTarget(me.settings ? '#/clients' : '#/home');
@@ -150,9 +152,11 @@ function show(view) {
 }
 
 whenUnauthorized((why) => {
-  setSession(null);
+  const alreadyOut = me === null && location.hash.startsWith('#/login') && signedOutBecause === (why ?? null);
   me = null;
   signedOutBecause = why ?? null;
+  setSession(null, signedOutBecause);
+  if (alreadyOut) return;
   if (!location.hash.startsWith('#/login')) {
     rememberTarget();
     location.hash = '#/login';
@@ -160,8 +164,9 @@ whenUnauthorized((why) => {
 });
 
 // Another tab signed in (a new token for every tab) or out.
-whenSessionChanges((session) => {
+whenSessionChanges((session, why) => {
   me = null;
+  signedOutBecause = session ? null : why;
   if (!session) {
     rememberTarget();
     if (!location.hash.startsWith('#/login')) location.hash = '#/login';
@@ -176,6 +181,7 @@ document.getElementById('logout').addEventListener('click', async () => {
   } finally {
     setSession(null);
     me = null;
+    signedOutBecause = null;
     location.hash = '#/login';
   }
 });
