@@ -1,4 +1,5 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { openStore } from '../../controller/store/db.ts';
@@ -95,13 +96,30 @@ function cpuSeconds(pid: number | undefined): number | undefined {
   }
 }
 
-/** Waits until the server logged `count` keys Synced after log offset `from` (polls the log). */
-async function waitForSynced(server: ServerProcess, from: number, count: number, timeoutMs: number): Promise<void> {
+/**
+ * Waits until the server logged each of `ids` Synced after log offset `from` (polls the log).
+ * Fails after `timeoutMs`, or after a minute without progress, naming keys that never came and
+ * what the log said of them (the full log goes to the temp folder: bench/tmp is removed after the run).
+ */
+async function waitForSynced(server: ServerProcess, from: number, ids: string[], timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
+  let last = -1;
+  let lastProgress = Date.now();
   for (;;) {
-    const n = server.log.slice(from).match(/reconciled key=Client\/\S+ phase=Synced/g)?.length ?? 0;
-    if (n >= count) return;
-    if (Date.now() > deadline || !server.running) throw new Error(`${n} of ${count} changed files applied within ${timeoutMs} ms`);
+    const synced = new Set(Array.from(server.log.slice(from).matchAll(/reconciled key=Client\/(\S+) phase=Synced/g), (m) => m[1]));
+    const n = ids.filter((id) => synced.has(id)).length;
+    if (n === ids.length) return;
+    if (n !== last) {
+      last = n;
+      lastProgress = Date.now();
+    }
+    if (Date.now() > deadline || Date.now() - lastProgress > 60_000 || !server.running) {
+      const missing = ids.filter((id) => !synced.has(id));
+      const logPath = join(tmpdir(), 'bi-bench-scale-server.log');
+      writeFileSync(logPath, server.log);
+      const said = missing.slice(0, 5).map((id) => `${id}: ${server.log.slice(from).split('\n').filter((l) => l.includes(id)).slice(-2).join(' | ') || 'nothing logged'}`);
+      throw new Error(`${n} of ${ids.length} changed files applied within ${Math.round((Date.now() - deadline + timeoutMs) / 1000)} s; missing ${missing.length}, e.g. ${said.join('; ')} (log: ${logPath})`);
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -198,7 +216,7 @@ export async function scaleBench(report: Report, opts: { clients: number; edits:
     const bigProbe = new HealthProbe(server.url);
     const bigStarted = performance.now();
     for (let i = 0; i < big; i++) saveFile(join(manifestsDir, 'clients', `${clientIdOf(i)}.yaml`), bigTexts[i]);
-    await waitForSynced(server, bigFrom, big, 300_000);
+    await waitForSynced(server, bigFrom, Array.from({ length: big }, (_, i) => clientIdOf(i)), 300_000);
     const bigMs = performance.now() - bigStarted;
     const bigHealth = await bigProbe.stop();
     report.add({ bench: BENCH, figure: `a change of ${big} files applied through the watcher`, value: round(bigMs / 1000, 2), unit: 's', detail: { peakRssMb: round(server.peakRssMb() ?? Number.NaN, 0) } });

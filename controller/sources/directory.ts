@@ -19,16 +19,29 @@ export interface DirectorySourceOptions {
    * on top of the watcher's own batching (events less than 50 ms apart arrive together).
    */
   debounceMs?: number;
+  /** Paths changed in one burst past which the folder is relisted once the burst is over (see BURST_RELIST_PATHS). */
+  burstRelistPaths?: number;
   scheduler?: Scheduler;
   onError?: (err: Error) => void;
 }
 
+/**
+ * inotify drops the events past its queue (`fs.inotify.max_queued_events`, 16,384 by default: an
+ * atomic save makes about four) and @parcel/watcher does not report that overflow. So after a
+ * burst of this many changed paths, once no batch came for BURST_QUIET_MS, the folder is relisted:
+ * any file whose events were lost is found by its hash (0.2 s for 10,000 unchanged files).
+ */
+const BURST_RELIST_PATHS = 1000;
+const BURST_QUIET_MS = 1000;
+
 /** A path with a segment starting with a dot (relative to the root): neither watched nor read. */
 const DOT_SEGMENT = /(^|\/)\./;
 /**
- * The least time a batch stays open after its first event. @parcel/watcher hands the first event of
- * a burst over at once and the rest in windows of 50 ms: a batch closed before the second window
- * would split one `rm` of many files into deltas that each stay under the mass-prune guard's ratio.
+ * The least time a batch holding a removal stays open after that removal's event. @parcel/watcher
+ * hands the first event of a burst over at once and the rest in windows of 50 ms: a batch closed
+ * before the second window would split one `rm` of many files into deltas that each stay under the
+ * mass-prune guard's ratio. A batch of changes only (an editor's save) has no guard to feed and
+ * closes after the debounce.
  */
 const MIN_BATCH_AGE_MS = 60;
 /** Reading between two turns of the event loop while a big batch of changes is read. */
@@ -67,12 +80,18 @@ export class DirectorySource implements ManifestSource {
   /** path → content hash of what the API itself wrote there (its reconcile is the API's). */
   readonly #own = new Map<string, string>();
   #timer: Cancel | undefined;
-  /** Set while the open batch is younger than MIN_BATCH_AGE_MS; `#quiet` once its debounce ran out. */
+  /** Set while the open batch's first removal is younger than MIN_BATCH_AGE_MS; `#quiet` once its debounce ran out. */
   #young = false;
+  /** The open batch holds a removal (its minimum age is running or ran out). */
+  #removal = false;
   #quiet = false;
   #ageTimer: Cancel | undefined;
   #flushing: Promise<void> = Promise.resolve();
   #stopped = false;
+  readonly #burstRelistPaths: number;
+  /** Paths flushed since the last quiet second, and the timer that ends the burst. */
+  #burstPaths = 0;
+  #burstTimer: Cancel | undefined;
 
   constructor(opts: DirectorySourceOptions) {
     this.root = opts.root;
@@ -80,6 +99,7 @@ export class DirectorySource implements ManifestSource {
     this.#watch = opts.watch ?? true;
     this.#debounceMs = opts.debounceMs ?? 30;
     this.#scheduler = opts.scheduler ?? realScheduler;
+    this.#burstRelistPaths = opts.burstRelistPaths ?? BURST_RELIST_PATHS;
     this.#onError = opts.onError ?? (() => {});
   }
 
@@ -130,6 +150,7 @@ export class DirectorySource implements ManifestSource {
     this.#stopped = true;
     this.#timer?.();
     this.#ageTimer?.();
+    this.#burstTimer?.();
     const sub = this.#subscription;
     this.#subscription = undefined;
     await sub?.unsubscribe();
@@ -142,12 +163,16 @@ export class DirectorySource implements ManifestSource {
       this.#onError(err);
       this.#relist = true;
     }
+    let removal = false;
     for (const e of events) {
       const rel = relative(this.#watchedRoot, e.path).split(sep).join('/');
       if (rel === '' || rel.startsWith('../') || DOT_SEGMENT.test(rel)) continue;
       if (e.type === 'delete') {
-        if (this.#dirs.delete(rel)) this.#relist = true;
-        else if (isManifestPath(rel)) this.#pending.add(rel);
+        if (this.#dirs.delete(rel)) removal = this.#relist = true;
+        else if (isManifestPath(rel)) {
+          this.#pending.add(rel);
+          removal = true;
+        }
       } else if (isManifestPath(rel)) {
         this.#pending.add(rel);
       } else if (e.type === 'create' && isDirectory(e.path)) {
@@ -155,7 +180,8 @@ export class DirectorySource implements ManifestSource {
       }
     }
     if (this.#pending.size === 0 && this.#newDirs.size === 0 && !this.#relist) return;
-    if (!this.#young && !this.#quiet && this.#timer === undefined) {
+    if (removal && !this.#removal) {
+      this.#removal = true;
       this.#young = true;
       this.#ageTimer = this.#scheduler(() => {
         this.#young = false;
@@ -174,6 +200,7 @@ export class DirectorySource implements ManifestSource {
   #close(): void {
     this.#timer = undefined;
     this.#quiet = false;
+    this.#removal = false;
     this.#flushing = this.#flushing.then(() => this.#flush());
   }
 
@@ -185,6 +212,7 @@ export class DirectorySource implements ManifestSource {
     this.#relist = false;
     this.#newDirs = new Set();
     if (!this.#sink || (batch.size === 0 && newDirs.size === 0 && !relist)) return;
+    if (!relist) this.#countBurst(batch.size);
     try {
       if (relist) {
         // A folder went away: a full relist finds every file that went with it.
@@ -224,6 +252,21 @@ export class DirectorySource implements ManifestSource {
     } catch (err) {
       this.#onError(err instanceof Error ? err : new Error(String(err)));
     }
+  }
+
+  /** Counts a flush into the current burst; a big burst ends with a relist (events may have been dropped). */
+  #countBurst(paths: number): void {
+    this.#burstPaths += paths;
+    this.#burstTimer?.();
+    this.#burstTimer = this.#scheduler(() => {
+      this.#burstTimer = undefined;
+      const big = this.#burstPaths >= this.#burstRelistPaths;
+      this.#burstPaths = 0;
+      if (!big || this.#stopped) return;
+      this.#relist = true;
+      // A batch still open flushes as the relist; otherwise the relist goes now.
+      if (this.#timer === undefined && !this.#young) this.#close();
+    }, BURST_QUIET_MS);
   }
 }
 

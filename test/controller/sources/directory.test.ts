@@ -138,6 +138,94 @@ describe('DirectorySource (real watcher)', () => {
       expect(rec.batches.slice(before).map((b) => b.removed.length)).toEqual([8]);
     });
 
+    it('holds a batch open for the minimum age only when it holds a removal (a save is applied after the debounce)', async () => {
+      // Timers are the test's: a batch closes only when the test fires them.
+      const timers: { ms: number; fn: () => void; cancelled: boolean }[] = [];
+      const manual = new DirectorySource({
+        root: dir,
+        debounceMs: 30,
+        scheduler: (fn, ms) => {
+          const t = { ms, fn, cancelled: false };
+          timers.push(t);
+          return () => void (t.cancelled = true);
+        },
+      });
+      const seen = recordingSink();
+      manual.connect(seen.sink);
+      write('keep.yaml', core('keep'));
+      write('gone.yaml', core('gone'));
+      await manual.start();
+      try {
+        const fire = (ms: number) => timers.filter((t) => t.ms === ms && !t.cancelled).forEach((t) => { t.cancelled = true; t.fn(); });
+        const live = (ms: number) => timers.some((t) => t.ms === ms && !t.cancelled);
+        write('keep.yaml', core('keep', 'edited'));
+        await waitFor(() => live(30), { what: 'the debounce of the save' });
+        expect(live(60)).toBe(false);
+        fire(30);
+        await waitFor(() => seen.changed().includes('keep.yaml'), { what: 'the save, after the debounce alone' });
+
+        rmSync(join(dir, 'gone.yaml'));
+        await waitFor(() => live(30) && live(60), { what: 'the removal\'s timers' });
+        fire(30);
+        await new Promise((r) => setImmediate(r));
+        expect(seen.batches.flatMap((b) => b.removed)).toEqual([]);
+        fire(60);
+        await waitFor(() => seen.batches.flatMap((b) => b.removed).includes('gone.yaml'), { what: 'the removal, after its minimum age' });
+      } finally {
+        await manual.stop();
+      }
+    });
+
+    it('relists the folder once a big burst is over (inotify drops events past its queue, silently for the watcher)', async () => {
+      const timers: { ms: number; fn: () => void; cancelled: boolean }[] = [];
+      const manual = new DirectorySource({
+        root: dir,
+        debounceMs: 30,
+        burstRelistPaths: 3,
+        scheduler: (fn, ms) => {
+          const t = { ms, fn, cancelled: false };
+          timers.push(t);
+          return () => void (t.cancelled = true);
+        },
+      });
+      const seen = recordingSink();
+      manual.connect(seen.sink);
+      await manual.start();
+      try {
+        const fire = (ms: number) => timers.filter((t) => t.ms === ms && !t.cancelled).forEach((t) => { t.cancelled = true; t.fn(); });
+        const live = (ms: number) => timers.some((t) => t.ms === ms && !t.cancelled);
+        const fulls = () => seen.batches.filter((b) => b.type === 'full').length;
+        /** Fires the debounce of each batch until the files were delivered (the watcher may split them). */
+        const deliver = async (...names: string[]) => {
+          await waitFor(() => {
+            fire(30);
+            return names.every((n) => seen.changed().includes(n));
+          }, { what: names.join(', ') });
+        };
+        const before = fulls();
+        // A burst under the limit: no relist.
+        write('a.yaml', core('a'));
+        write('b.yaml', core('b'));
+        await deliver('a.yaml', 'b.yaml');
+        expect(live(1000)).toBe(true);
+        fire(1000);
+        await new Promise((r) => setImmediate(r));
+        expect(fulls()).toBe(before);
+        // Three paths in one burst (two flushes at least): relisted once it is over.
+        write('c.yaml', core('c'));
+        await deliver('c.yaml');
+        write('d.yaml', core('d'));
+        write('e.yaml', core('e'));
+        await deliver('d.yaml', 'e.yaml');
+        expect(fulls()).toBe(before);
+        fire(1000);
+        await waitFor(() => fulls() === before + 1, { what: 'the relist' });
+        expect(seen.batches.at(-1)?.changed.sort()).toEqual(['a.yaml', 'b.yaml', 'c.yaml', 'd.yaml', 'e.yaml']);
+      } finally {
+        await manual.stop();
+      }
+    });
+
     it('lists a folder that appears (files written before its watch was in place) and relists when a folder goes away', async () => {
       write('keep.yaml', core('keep'));
       await src.start();
