@@ -66,6 +66,16 @@ export class GitWriter implements ManifestWriter {
   #slot = 0;
   /** Ends a gathering wait early (enough writes queued). */
   #gathered: (() => void) | undefined;
+  /**
+   * Moving the clone onto pushed commits (`reset --keep`) is off the writes' path: a batch is
+   * answered once pushed and the next one pushes meanwhile. `#landed` holds each path pushed and
+   * not yet in the working tree (the batch number that wrote it last), `#landedTip` the commit the
+   * clone is being moved to; the batch loop waits for the move before it lets go of the lock.
+   */
+  #landed = new Map<string, { content: string | null; seq: number }>();
+  #landedTip: string | null | undefined;
+  #pushedSeq = 0;
+  #advancing: Promise<void> = Promise.resolve();
 
   constructor(opts: GitWriterOptions) {
     this.#o = opts;
@@ -82,6 +92,9 @@ export class GitWriter implements ManifestWriter {
   }
 
   async exists(relPath: string): Promise<boolean> {
+    const repoPath = this.#o.path ? `${this.#o.path}/${relPath}` : relPath;
+    const landed = this.#landed.get(repoPath);
+    if (landed) return landed.content !== null;
     try {
       await stat(safeManifestPath(this.#o.root, relPath));
       return true;
@@ -118,6 +131,18 @@ export class GitWriter implements ManifestWriter {
    * push failed), it is built again on what the clone now holds.
    */
   async #run(): Promise<void> {
+    try {
+      await this.#batches();
+    } finally {
+      // The lock goes to a sync only with the clone on what was pushed.
+      await this.#advancing;
+      // A move that failed (the sync it asked for heals the clone): nothing recorded is trusted past the lock.
+      this.#landed.clear();
+      this.#landedTip = undefined;
+    }
+  }
+
+  async #batches(): Promise<void> {
     let prepared: Prepared | undefined;
     while (prepared || this.#pending.length > 0) {
       let current = prepared;
@@ -166,7 +191,7 @@ export class GitWriter implements ManifestWriter {
       this.#gathered = undefined;
     }
     if (done || this.#pending.length === 0) return undefined;
-    const view = (w: PendingWrite) => (current.after.has(w.repoPath) ? Promise.resolve(current.after.get(w.repoPath) ?? null) : this.#workingTree(w));
+    const view = (w: PendingWrite) => (current.after.has(w.repoPath) ? Promise.resolve(current.after.get(w.repoPath) ?? null) : this.#atHead(w));
     const { writes, slot } = this.#take();
     return this.#prepare(writes, slot, current.tip, view);
   }
@@ -177,13 +202,13 @@ export class GitWriter implements ManifestWriter {
     let base: string | null;
     try {
       await repo.ensure();
-      base = await repo.head();
+      base = this.#landedTip !== undefined ? this.#landedTip : await repo.head();
     } catch (err) {
       const error = new UnavailableError(`git: the working clone is not usable: ${gitMessage(err)}`);
       writes.forEach((w) => w.reject(error));
       return undefined;
     }
-    return this.#prepare(writes, slot, base, (w) => this.#workingTree(w));
+    return this.#prepare(writes, slot, base, (w) => this.#atHead(w));
   }
 
   /** Decides which writes make a commit (on `base`, as `view` shows it) and builds them in one fast-import. */
@@ -201,8 +226,10 @@ export class GitWriter implements ManifestWriter {
     }
   }
 
-  async #workingTree(w: PendingWrite): Promise<string | null> {
-    return readOrNull(w.abs);
+  /** What `w`'s file holds at the last pushed commit: pushed and not yet checked out, or the working tree. */
+  async #atHead(w: PendingWrite): Promise<string | null> {
+    const landed = this.#landed.get(w.repoPath);
+    return landed ? landed.content : readOrNull(w.abs);
   }
 
   /**
@@ -239,7 +266,9 @@ export class GitWriter implements ManifestWriter {
         },
       });
       const revision = tip ?? undefined;
-      await this.#advance(tip);
+      this.#land(commits, tip);
+      // After a rebase the move also brings foreign files the batch maps know nothing of: wait for it.
+      if (rebased) await this.#advancing;
       this.#log.info({ commits: commits.length, revision, rebased, message: commits.map((w) => w.opts.message).join('; ') }, 'git: pushed');
       if (rebased) this.#o.onRemoteMoved?.();
       writes.forEach((w) => w.resolve({ revision }));
@@ -252,15 +281,33 @@ export class GitWriter implements ManifestWriter {
     }
   }
 
+  /**
+   * Records a pushed batch and moves the clone onto it after the moves before it (one move for
+   * several batches when they queue up: only the newest is checked out).
+   */
+  #land(commits: PendingWrite[], tip: string | null): void {
+    const seq = ++this.#pushedSeq;
+    for (const w of commits) this.#landed.set(w.repoPath, { content: w.content, seq });
+    this.#landedTip = tip;
+    this.#advancing = this.#advancing.then(async () => {
+      if (seq !== this.#pushedSeq) return;
+      if (!(await this.#advance(tip))) return;
+      for (const [path, l] of this.#landed) if (l.seq <= seq) this.#landed.delete(path);
+      if (seq === this.#pushedSeq) this.#landedTip = undefined;
+    });
+  }
+
   /** Puts the clone's branch and working tree on the pushed commit (a failure is healed by the next sync). */
-  async #advance(tip: string | null): Promise<void> {
+  async #advance(tip: string | null): Promise<boolean> {
     const { repo } = this.#o;
-    if (!tip || tip === (await repo.head())) return;
+    if (!tip || tip === (await repo.head())) return true;
     try {
       await repo.advanceTo(tip);
+      return true;
     } catch (err) {
       this.#log.error({ err: gitMessage(err), revision: tip }, 'git: pushed, but could not move the clone onto it; the next sync will');
       this.#o.onRemoteMoved?.();
+      return false;
     }
   }
 }

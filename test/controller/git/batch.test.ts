@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -146,10 +146,46 @@ describe('GitWriter: group commit', () => {
     // Where the source's first sync leaves the clone.
     await repo.ensure();
     await repo.resetTo(await repo.fetch());
-    const writer = new GitWriter({ repo, lock: new WriterLock(), root: join(remote.root, 'clone', 'manifests'), path: 'manifests', sleep: async () => {}, attempts });
+    const lock = new WriterLock();
+    const writer = new GitWriter({ repo, lock, root: join(remote.root, 'clone', 'manifests'), path: 'manifests', sleep: async () => {}, attempts });
     const write = (i: number) => writer.write(`m/${i}.yaml`, `i: ${i}\n`, { actor: user(i), message: `write ${i}` });
-    return { repo, writer, write };
+    return { repo, writer, write, lock };
   }
+
+  it('answers a batch once pushed, before the clone is moved onto it; later writes see what was pushed; the lock waits for the move', async () => {
+    remote = new Remote().init();
+    remote.write('manifests/keep.yaml', 'k: 1\n');
+    remote.push('initial');
+    const { writer, write, lock } = await makeWriter();
+    const clone = join(remote.root, 'clone');
+    let open: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const realAdvance = GitRepo.prototype.advanceTo;
+    const moves = vi.spyOn(GitRepo.prototype, 'advanceTo').mockImplementation(async function (this: GitRepo, rev) {
+      await gate;
+      return realAdvance.call(this, rev);
+    });
+
+    await write(0); // answered while its move waits at the gate
+    expect(moves).toHaveBeenCalledTimes(1);
+    expect(existsSync(join(clone, 'manifests', 'm', '0.yaml'))).toBe(false);
+    expect(await writer.exists('m/0.yaml')).toBe(true);
+    // Removing the file just pushed is a commit, though the working tree does not have it yet.
+    await writer.remove('m/0.yaml', { actor: user(1), message: 'remove 0' });
+    expect(await writer.exists('m/0.yaml')).toBe(false);
+    expect(remote.log().map((l) => l.split('|')[2])).toEqual(['remove 0', 'write 0', 'initial']);
+
+    let synced = false;
+    const sync = lock.run(async () => {
+      synced = true;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(synced).toBe(false); // a sync never sees the clone half moved
+    open();
+    await sync;
+    expect(git(clone, 'rev-parse', 'HEAD')).toBe(remote.remoteHead());
+    expect(git(clone, 'status', '--porcelain')).toBe('');
+  });
 
   /** Makes the first push wait until the next batch has been built on top of it (writes 3–5 queued meanwhile), then run `then`. */
   function firstPushBuildsAhead(write: (i: number) => Promise<unknown>, then: () => Promise<void>) {
