@@ -3,7 +3,6 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SERVE_NODE_FLAGS } from '../../controller/cli/node-flags.mjs';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const BICTL = join(REPO_ROOT, 'controller', 'cli', 'bictl.mjs');
@@ -84,7 +83,7 @@ export class ServerProcess {
     };
     // Profiling the server under a bench: BENCH_SERVER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'.
     const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
-    const child = spawn(process.execPath, [...SERVE_NODE_FLAGS, ...nodeArgs, BICTL, 'serve'], { cwd: this.opts.dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...nodeArgs, BICTL, 'serve'], { cwd: this.opts.dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.#child = child;
     this.#exit = new Promise((res) => child.once('exit', (code) => res(code)));
     const onData = (d: Buffer) => {

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=4
+#!/usr/bin/env node
 // The `bictl` binary. Runs the bundle of the TypeScript sources (dist/bictl.mjs), rebuilding it
 // first when a source is newer; falls back to loading the sources through tsx if that fails.
 import { buildBundle, bundleIsFresh, BUNDLE } from './build.mjs';

@@ -1,2 +1,0 @@
-/** See node-flags.mjs. */
-export declare const SERVE_NODE_FLAGS: readonly string[];
