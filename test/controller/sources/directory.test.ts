@@ -138,12 +138,13 @@ describe('DirectorySource (real watcher)', () => {
       expect(rec.batches.slice(before).map((b) => b.removed.length)).toEqual([8]);
     });
 
-    it('holds a batch open for the minimum age only when it holds a removal (a save is applied after the debounce)', async () => {
-      // Timers are the test's: a batch closes only when the test fires them.
+    /** A source whose timers are the test's: a batch closes only when the test fires them. */
+    const manualSource = (extra: { burstRelistPaths?: number } = {}) => {
       const timers: { ms: number; fn: () => void; cancelled: boolean }[] = [];
-      const manual = new DirectorySource({
+      const source = new DirectorySource({
         root: dir,
         debounceMs: 30,
+        ...extra,
         scheduler: (fn, ms) => {
           const t = { ms, fn, cancelled: false };
           timers.push(t);
@@ -151,13 +152,18 @@ describe('DirectorySource (real watcher)', () => {
         },
       });
       const seen = recordingSink();
-      manual.connect(seen.sink);
+      source.connect(seen.sink);
+      const fire = (ms: number) => timers.filter((t) => t.ms === ms && !t.cancelled).forEach((t) => { t.cancelled = true; t.fn(); });
+      const live = (ms: number) => timers.some((t) => t.ms === ms && !t.cancelled);
+      return { manual: source, seen, fire, live };
+    };
+
+    it('holds a batch open for the minimum age only when it holds a removal (a save is applied after the debounce)', async () => {
+      const { manual, seen, fire, live } = manualSource();
       write('keep.yaml', core('keep'));
       write('gone.yaml', core('gone'));
       await manual.start();
       try {
-        const fire = (ms: number) => timers.filter((t) => t.ms === ms && !t.cancelled).forEach((t) => { t.cancelled = true; t.fn(); });
-        const live = (ms: number) => timers.some((t) => t.ms === ms && !t.cancelled);
         write('keep.yaml', core('keep', 'edited'));
         await waitFor(() => live(30), { what: 'the debounce of the save' });
         expect(live(60)).toBe(false);
@@ -177,23 +183,9 @@ describe('DirectorySource (real watcher)', () => {
     });
 
     it('relists the folder once a big burst is over (inotify drops events past its queue, silently for the watcher)', async () => {
-      const timers: { ms: number; fn: () => void; cancelled: boolean }[] = [];
-      const manual = new DirectorySource({
-        root: dir,
-        debounceMs: 30,
-        burstRelistPaths: 3,
-        scheduler: (fn, ms) => {
-          const t = { ms, fn, cancelled: false };
-          timers.push(t);
-          return () => void (t.cancelled = true);
-        },
-      });
-      const seen = recordingSink();
-      manual.connect(seen.sink);
+      const { manual, seen, fire, live } = manualSource({ burstRelistPaths: 3 });
       await manual.start();
       try {
-        const fire = (ms: number) => timers.filter((t) => t.ms === ms && !t.cancelled).forEach((t) => { t.cancelled = true; t.fn(); });
-        const live = (ms: number) => timers.some((t) => t.ms === ms && !t.cancelled);
         const fulls = () => seen.batches.filter((b) => b.type === 'full').length;
         /** Fires the debounce of each batch until the files were delivered (the watcher may split them). */
         const deliver = async (...names: string[]) => {
