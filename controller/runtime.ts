@@ -266,6 +266,8 @@ export class Runtime {
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
+    // Answered writes' local work (a checkout) finishes first: the source's stop kills git processes.
+    await this.writer.settle?.();
     await this.source.stop();
     await Promise.allSettled([...this.#inFlight]);
     this.reconciler.stop();

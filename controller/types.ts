@@ -141,4 +141,6 @@ export interface ManifestWriter {
   write(relPath: string, content: string, opts: WriteOptions): Promise<WriteResult | void>;
   remove(relPath: string, opts: WriteOptions): Promise<WriteResult | void>;
   exists(relPath: string): Promise<boolean>;
+  /** Resolves once the local work that follows answered writes is done (git: the checkout of pushed commits). */
+  settle?(): Promise<void>;
 }

@@ -91,6 +91,15 @@ export class GitWriter implements ManifestWriter {
     return this.#enqueue(relPath, null, opts);
   }
 
+  /** Resolves once the clone is moved onto every batch pushed so far. */
+  async settle(): Promise<void> {
+    let seen: Promise<void> | undefined;
+    while (seen !== this.#advancing) {
+      seen = this.#advancing;
+      await seen;
+    }
+  }
+
   async exists(relPath: string): Promise<boolean> {
     const repoPath = this.#o.path ? `${this.#o.path}/${relPath}` : relPath;
     const landed = this.#landed.get(repoPath);

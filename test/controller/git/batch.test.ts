@@ -136,7 +136,10 @@ describe('GitWriter: a burst of writes is committed in batches (one fast-import,
 
 describe('GitWriter: group commit', () => {
   let remote: Remote;
-  afterEach(() => {
+  /** Writers of the test: answered writes may still be checking out; the folder goes only after. */
+  const writers: GitWriter[] = [];
+  afterEach(async () => {
+    await Promise.all(writers.splice(0).map((w) => w.settle()));
     vi.restoreAllMocks();
     remote.dispose();
   });
@@ -148,6 +151,7 @@ describe('GitWriter: group commit', () => {
     await repo.resetTo(await repo.fetch());
     const lock = new WriterLock();
     const writer = new GitWriter({ repo, lock, root: join(remote.root, 'clone', 'manifests'), path: 'manifests', sleep: async () => {}, attempts });
+    writers.push(writer);
     const write = (i: number) => writer.write(`m/${i}.yaml`, `i: ${i}\n`, { actor: user(i), message: `write ${i}` });
     return { repo, writer, write, lock };
   }
@@ -264,6 +268,7 @@ describe('GitWriter: group commit', () => {
       // The gathering timer never fires here: only the stragglers arriving can end the wait.
       gather: { maxMs: 5, wait: (ms) => (waits.push(ms), (never ??= new Promise<void>(() => {}))) },
     });
+    writers.push(writer);
     const pushes = vi.spyOn(GitRepo.prototype, 'push');
     const write = (i: number) => writer.write(`m/${i}.yaml`, `i: ${i}\n`, { actor: user(i), message: `write ${i}` });
 
