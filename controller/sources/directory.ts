@@ -89,8 +89,8 @@ export class DirectorySource implements ManifestSource {
   #flushing: Promise<void> = Promise.resolve();
   #stopped = false;
   readonly #burstRelistPaths: number;
-  /** Paths flushed since the last quiet second, and the timer that ends the burst. */
-  #burstPaths = 0;
+  /** Distinct paths flushed since the last quiet second (counted up to the limit), and the timer that ends the burst. */
+  #burstPaths = new Set<string>();
   #burstTimer: Cancel | undefined;
 
   constructor(opts: DirectorySourceOptions) {
@@ -212,7 +212,7 @@ export class DirectorySource implements ManifestSource {
     this.#relist = false;
     this.#newDirs = new Set();
     if (!this.#sink || (batch.size === 0 && newDirs.size === 0 && !relist)) return;
-    if (!relist) this.#countBurst(batch.size);
+    if (!relist) this.#countBurst(batch);
     try {
       if (relist) {
         // A folder went away: a full relist finds every file that went with it.
@@ -255,13 +255,16 @@ export class DirectorySource implements ManifestSource {
   }
 
   /** Counts a flush into the current burst; a big burst ends with a relist (events may have been dropped). */
-  #countBurst(paths: number): void {
-    this.#burstPaths += paths;
+  #countBurst(paths: Set<string>): void {
+    for (const p of paths) {
+      if (this.#burstPaths.size >= this.#burstRelistPaths) break;
+      this.#burstPaths.add(p);
+    }
     this.#burstTimer?.();
     this.#burstTimer = this.#scheduler(() => {
       this.#burstTimer = undefined;
-      const big = this.#burstPaths >= this.#burstRelistPaths;
-      this.#burstPaths = 0;
+      const big = this.#burstPaths.size >= this.#burstRelistPaths;
+      this.#burstPaths = new Set();
       if (!big || this.#stopped) return;
       this.#relist = true;
       // A batch still open flushes as the relist; otherwise the relist goes now.
