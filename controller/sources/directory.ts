@@ -46,7 +46,7 @@ const DOT_SEGMENT = /(^|\/)\./;
 const MIN_BATCH_AGE_MS = 60;
 /** Reading between two turns of the event loop while a big batch of changes is read. */
 const SLICE_MS = 8;
-/** Notes of the API's own writes kept at most (a note is dropped when its event arrives). */
+/** Notes of the API's own writes kept at most (a note goes when its file changes or goes). */
 const MAX_OWN_WRITES = 10_000;
 
 /**
@@ -233,17 +233,21 @@ export class DirectorySource implements ManifestSource {
       for (const path of batch) {
         await slice.tick();
         const own = this.#own.get(path);
-        this.#own.delete(path);
         // What is there now decides, whatever the events said: a removal whose file is back (an
         // editor's save split across two batches of events) is a change, never a prune.
         const file = this.#files.read(path);
         if (file) {
-          // The API's own write, still as it wrote it: the API reconciled it already.
-          if (own === undefined || 'unreadable' in file || sha256(file.bytes) !== own) files.push(file);
+          // The API's own write, still as it wrote it: the API reconciled it already. The note stays
+          // while the file has that content (one write's events may fall into two batches).
+          if (own === undefined || 'unreadable' in file || sha256(file.bytes) !== own) {
+            this.#own.delete(path);
+            files.push(file);
+          }
         } else if (isDirectory(join(this.root, path))) {
           // A folder named like a manifest (`old.yaml/`): its files are found by a relist.
           folderAppeared = true;
         } else {
+          this.#own.delete(path);
           removed.push(path);
         }
       }
