@@ -101,8 +101,7 @@ export class GitWriter implements ManifestWriter {
   }
 
   async exists(relPath: string): Promise<boolean> {
-    const repoPath = this.#o.path ? `${this.#o.path}/${relPath}` : relPath;
-    const landed = this.#landed.get(repoPath);
+    const landed = this.#landed.get(this.#repoPath(relPath));
     if (landed) return landed.content !== null;
     try {
       await stat(safeManifestPath(this.#o.root, relPath));
@@ -112,9 +111,14 @@ export class GitWriter implements ManifestWriter {
     }
   }
 
+  /** The path in the repository of a path under the manifests root. */
+  #repoPath(relPath: string): string {
+    return this.#o.path ? `${this.#o.path}/${relPath}` : relPath;
+  }
+
   #enqueue(relPath: string, content: string | null, opts: WriteOptions): Promise<WriteResult> {
     const abs = safeManifestPath(this.#o.root, relPath);
-    const repoPath = this.#o.path ? `${this.#o.path}/${relPath}` : relPath;
+    const repoPath = this.#repoPath(relPath);
     return new Promise<WriteResult>((resolve, reject) => {
       this.#pending.push({ relPath, abs, repoPath, content, opts, resolve, reject });
       if (this.#pending.length >= this.#lastBatch) this.#gathered?.();
@@ -144,7 +148,7 @@ export class GitWriter implements ManifestWriter {
       await this.#batches();
     } finally {
       // The lock goes to a sync only with the clone on what was pushed.
-      await this.#advancing;
+      await this.settle();
       // A move that failed (the sync it asked for heals the clone): nothing recorded is trusted past the lock.
       this.#landed.clear();
       this.#landedTip = undefined;
