@@ -57,16 +57,32 @@ export interface GitWriteFloors {
   batchImportPush: number;
   /** One commit by `git fast-import` and one `git push` (an onboarding alone): ms. */
   singleImportPush: number;
+  /** `wideBatch` commits the same way: ms (undefined without `wideBatch`). */
+  wideImportPush?: number;
 }
 
 /**
  * What git itself costs per API write, measured the way the writer does it: `rounds` batches of
  * `batch` commits, each built in one fast-import process and pushed once to a bare repository
  * on the same disk, next to the old way (`git add` + `git commit` per write). `text(i)` is the
- * i-th manifest.
+ * i-th manifest, written in `folder`. With `copyOf` (a bare repository) the floor runs on a copy
+ * of it: a push carries the folder's tree once per commit, so its cost grows with the files the
+ * folder already holds, and the floor should see the repository the product wrote to.
  */
-export function gitWriteFloors(dir: string, text: (i: number) => string, opts: { batch: number; rounds: number }): GitWriteFloors {
-  const { url } = createSeededBareRepo(dir, { 'manifests/.keep': '' });
+export function gitWriteFloors(
+  dir: string,
+  text: (i: number) => string,
+  opts: { batch: number; rounds: number; copyOf?: string; folder?: string; wideBatch?: number },
+): GitWriteFloors {
+  let url: string;
+  if (opts.copyOf) {
+    mkdirSync(dir, { recursive: true });
+    git(dir, 'clone', '--quiet', '--bare', opts.copyOf, 'remote.git');
+    url = pathToFileURL(join(dir, 'remote.git')).href;
+  } else {
+    url = createSeededBareRepo(dir, { 'manifests/.keep': '' }).url;
+  }
+  const folder = opts.folder ?? 'manifests/dashboards';
   const clone = join(dir, 'clone');
   git(dir, 'clone', '--quiet', url, 'clone');
   const committer = { name: 'bench', email: 'bench@bench.invalid' };
@@ -74,7 +90,7 @@ export function gitWriteFloors(dir: string, text: (i: number) => string, opts: {
   const importPush = (count: number): number => {
     const commits = Array.from({ length: count }, () => {
       const i = n++;
-      return { author: { name: `user ${i}`, email: `u${i}@bench.invalid` }, message: `import dashboard floor-${i}`, path: `manifests/dashboards/floor-${i}.yaml`, content: text(i) };
+      return { author: { name: `user ${i}`, email: `u${i}@bench.invalid` }, message: `import dashboard floor-${i}`, path: `${folder}/floor-${i}.yaml`, content: text(i) };
     });
     const t0 = performance.now();
     const base = git(clone, 'rev-parse', 'HEAD').trim();
@@ -85,9 +101,11 @@ export function gitWriteFloors(dir: string, text: (i: number) => string, opts: {
   };
   const batches = Array.from({ length: opts.rounds }, () => importPush(opts.batch));
   const singles = Array.from({ length: opts.rounds }, () => importPush(1));
+  const { wideBatch } = opts;
+  const wide = wideBatch ? Array.from({ length: Math.max(5, Math.round(opts.rounds / 2)) }, () => importPush(wideBatch)) : [];
   const commits = Array.from({ length: opts.rounds * opts.batch }, () => {
     const i = n++;
-    const rel = `manifests/dashboards/floor-${i}.yaml`;
+    const rel = `${folder}/floor-${i}.yaml`;
     const t0 = performance.now();
     mkdirSync(dirname(join(clone, rel)), { recursive: true });
     writeFileSync(join(clone, rel), text(i));
@@ -95,5 +113,10 @@ export function gitWriteFloors(dir: string, text: (i: number) => string, opts: {
     git(clone, 'commit', '--quiet', '--no-verify', `--author=user ${i} <u${i}@bench.invalid>`, '-m', `import dashboard floor-${i}`, '--', rel);
     return performance.now() - t0;
   });
-  return { commitPerWrite: round(percentile(commits, 50), 2), batchImportPush: round(percentile(batches, 50), 2), singleImportPush: round(percentile(singles, 50), 2) };
+  return {
+    commitPerWrite: round(percentile(commits, 50), 2),
+    batchImportPush: round(percentile(batches, 50), 2),
+    singleImportPush: round(percentile(singles, 50), 2),
+    ...(wide.length ? { wideImportPush: round(percentile(wide, 50), 2) } : {}),
+  };
 }

@@ -24,6 +24,17 @@ export interface ServerProcessOptions {
   port?: number;
 }
 
+/**
+ * The node flags `npm start` runs the server with (package.json's `start` script), so the bench
+ * measures the server as an operator starts it.
+ */
+export function startNodeFlags(): string[] {
+  const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  const m = /\bnode((?:\s+--\S+)*)\s+controller\/cli\/bictl\.mjs serve\b/.exec(pkg.scripts.start);
+  if (!m) throw new Error(`package.json's start script does not run controller/cli/bictl.mjs serve: ${pkg.scripts.start}`);
+  return m[1].split(/\s+/).filter(Boolean);
+}
+
 export const DEFAULT_ADMIN = { username: 'bench-admin', password: 'bench-admin-password-9f3c' } as const;
 
 /**
@@ -81,8 +92,8 @@ export class ServerProcess {
       ...(this.opts.gitUrl ? { BI_GIT_URL: this.opts.gitUrl, BI_GIT_INTERVAL: this.opts.gitInterval ?? '2s' } : {}),
       ...this.opts.env,
     };
-    // Profiling the server under a bench: BENCH_SERVER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'.
-    const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+    // Profiling the server under a bench: BENCH_SERVER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' (after npm start's flags: a later V8 flag wins).
+    const nodeArgs = [...startNodeFlags(), ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean)];
     const child = spawn(process.execPath, [...nodeArgs, BICTL, 'serve'], { cwd: this.opts.dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.#child = child;
     this.#exit = new Promise((res) => child.once('exit', (code) => res(code)));

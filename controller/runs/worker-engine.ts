@@ -4,6 +4,7 @@ import { Worker } from 'node:worker_threads';
 import { ROOT } from '../paths.ts';
 import type { NetworkEgressPolicyOptions } from './engine/egress.ts';
 import { MAX_LOG_LINES, MAX_REJECTS_KEPT } from './store.ts';
+import { withSemiSpace } from './worker-heap.ts';
 import type { EngineInput, EngineResult, LogLevel, PipelineEngine, RejectedRow, ResolvedConnection, StepProgress } from './types.ts';
 
 /** What a run's worker gets: the input without functions, its connections resolved up front. */
@@ -91,6 +92,9 @@ const failed = (input: EngineInput, error: string): EngineResult => ({
  */
 export const WORKER_OLD_GENERATION_MB = 128;
 
+/** The young generation of a run's worker: V8's default semi-space, whatever the server runs with (see worker-heap.ts). */
+export const WORKER_SEMI_SPACE_MB = 16;
+
 export class WorkerThreadEngine implements PipelineEngine {
   readonly #egress: WorkerRun['egress'];
   constructor(opts: { egress: WorkerRun['egress'] }) {
@@ -120,7 +124,7 @@ export class WorkerThreadEngine implements PipelineEngine {
       maxRejects: MAX_REJECTS_KEPT,
       maxLogs: MAX_LOG_LINES,
     };
-    const worker = new Worker(entry, { workerData: data, resourceLimits: { maxOldGenerationSizeMb: WORKER_OLD_GENERATION_MB } });
+    const worker = withSemiSpace(WORKER_SEMI_SPACE_MB, () => new Worker(entry, { workerData: data, resourceLimits: { maxOldGenerationSizeMb: WORKER_OLD_GENERATION_MB } }));
     return new Promise<EngineResult>((resolve) => {
       let result: EngineResult | undefined;
       const abort = () => worker.postMessage({ type: 'abort' });

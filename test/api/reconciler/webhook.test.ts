@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../../api/app.ts';
 import { signBody, verifySignature } from '../../../api/routes/reconciler-webhook.ts';
-import { connection, coreModel, makeGitRuntime, Remote, type GitTestRuntime } from '../../controller/git/harness.ts';
+import { coreModel, makeGitRuntime, Remote, warehouseRemote, type GitTestRuntime } from '../../controller/git/harness.ts';
 import { loginAs } from '../../helpers/auth.ts';
 import { checkResponses } from '../../helpers/openapi.ts';
 import type { TestApp } from '../../helpers/runtime.ts';
@@ -17,9 +17,7 @@ describe('git mode over HTTP: webhook, status, sync now', () => {
   let admin: Record<string, string>;
 
   beforeEach(async () => {
-    remote = new Remote().init();
-    remote.write('manifests/connections/wh.yaml', connection('wh', 'Warehouse'));
-    remote.push('initial');
+    remote = warehouseRemote();
     t = await makeGitRuntime({ url: remote.url, webhookSecret: SECRET });
     app = checkResponses(await buildApp({ runtime: t.rt }));
     await app.ready();

@@ -8,7 +8,7 @@ import { GitRepo } from '../../../controller/git/repo.ts';
 import { GitWriter } from '../../../controller/writers/git.ts';
 import type { Runtime } from '../../../controller/runtime.ts';
 import type { Manifest } from '../../../controller/types.ts';
-import { connection, coreModel, git, makeGitRuntime, Remote, type GitTestRuntime } from './harness.ts';
+import { connection, coreModel, git, makeGitRuntime, Remote, warehouseRemote, type GitTestRuntime } from './harness.ts';
 
 type Actor = { userId: string; username: string };
 
@@ -24,9 +24,7 @@ describe('GitWriter: a burst of writes is committed in batches (one fast-import,
   let t: GitTestRuntime;
 
   beforeEach(async () => {
-    remote = new Remote().init();
-    remote.write('manifests/connections/wh.yaml', connection('wh', 'Warehouse'));
-    remote.push('initial');
+    remote = warehouseRemote();
     t = await makeGitRuntime({ url: remote.url });
   });
   afterEach(async () => {

@@ -118,6 +118,14 @@ export class Remote {
   }
 }
 
+/** A remote whose first commit (`initial`) holds the warehouse Connection `wh`. */
+export function warehouseRemote(): Remote {
+  const remote = new Remote().init();
+  remote.write('manifests/connections/wh.yaml', connection('wh', 'Warehouse'));
+  remote.push('initial');
+  return remote;
+}
+
 export interface GitTestRuntime {
   rt: Runtime;
   source: GitSource;

@@ -7,7 +7,7 @@ import { UnavailableError, ValidationError } from '../../../controller/errors.ts
 import { formatIdentity, noreplyEmail, sanitizeName, userIdentity } from '../../../controller/git/identity.ts';
 import type { Runtime } from '../../../controller/runtime.ts';
 import type { Manifest } from '../../../controller/types.ts';
-import { connection, coreModel, git, makeGitRuntime, Remote, type GitTestRuntime } from './harness.ts';
+import { connection, coreModel, git, makeGitRuntime, Remote, warehouseRemote, type GitTestRuntime } from './harness.ts';
 
 const alice = { userId: 'U2026A00001', username: 'alice' };
 
@@ -25,9 +25,7 @@ describe('GitWriter: API writes as commits', () => {
   let t: GitTestRuntime;
 
   beforeEach(async () => {
-    remote = new Remote().init();
-    remote.write('manifests/connections/wh.yaml', connection('wh', 'Warehouse'));
-    remote.push('initial');
+    remote = warehouseRemote();
     t = await makeGitRuntime({ url: remote.url });
   });
   afterEach(async () => {
