@@ -105,7 +105,10 @@ export function limitScenarios(): void {
           return out;
         };
         // The same imports without a storm: what this machine's load allows at all.
-        const baseline = await importLatencies(40, 'calm');
+        // 80 samples a phase: the p99 of 40 was their maximum, one import that met a wave's peak
+        // or a GC (the CI once saw 138 ms during logins against 85 ms during logouts).
+        const SAMPLES = 80;
+        const baseline = await importLatencies(SAMPLES, 'calm');
         // A storm comes from another process, so the import's latency is the server's, not this
         // test process's own event loop busy with 300 answers.
         const during = async (url: string, tag: string) => {
@@ -114,7 +117,7 @@ export function limitScenarios(): void {
           storm.stdout.on('data', (d: Buffer) => (out += d.toString()));
           const done = new Promise<void>((r) => storm.once('exit', () => r()));
           await until(() => out.includes('wave'), 30_000, `the ${tag} storm to start`);
-          const latencies = await importLatencies(40, tag);
+          const latencies = await importLatencies(SAMPLES, tag);
           storm.kill('SIGTERM');
           await done;
           return { latencies, out };
@@ -123,8 +126,9 @@ export function limitScenarios(): void {
         // answering 300 requests at once costs on these cores, hashes aside.
         const cheap = await during(`${base}/v1/auth/logout`, 'burst');
         const { latencies, out: stormOut } = await during(`${base}/v1/auth/login`, 'storm');
-        // And again after it: the machine's load drifts (other work shares these cores).
-        baseline.push(...(await importLatencies(40, 'calm-after')));
+        // And both again after it: the machine's load drifts (other work shares these cores).
+        cheap.latencies.push(...(await during(`${base}/v1/auth/logout`, 'burst-after')).latencies);
+        baseline.push(...(await importLatencies(SAMPLES, 'calm-after')));
         const answers = new Map<number, number>();
         for (const m of stormOut.matchAll(/(\d{3})=(\d+)/g)) answers.set(Number(m[1]), (answers.get(Number(m[1])) ?? 0) + Number(m[2]));
         process.stdout.write(
@@ -133,10 +137,11 @@ export function limitScenarios(): void {
         expect(answers.get(401) ?? 0).toBeGreaterThan(0);
         expect([...answers.keys()].every((c) => c === 401 || c === 503)).toBe(true);
         // Under 100 ms, or (on a machine already loaded by other work) no worse than three times
-        // the same imports without a storm, or than 1.5 times the same imports during bursts that
-        // need no hash: the hashes themselves never starve the writes. Before, the storm took
-        // every libuv thread: imports waited 14.6 s.
-        const bound = Math.max(100, 3 * p99(baseline), 1.5 * p99(cheap.latencies));
+        // the same imports without a storm, or than twice the same imports during bursts that
+        // need no hash (on 2 shared cores that burst's own p99 spreads 70-140 ms from run to run):
+        // the hashes themselves never starve the writes. Before, the storm took every libuv
+        // thread: imports waited 14.6 s.
+        const bound = Math.max(100, 3 * p99(baseline), 2 * p99(cheap.latencies));
         expect(p99(latencies)).toBeLessThan(bound);
       } finally {
         await ctx.close();
