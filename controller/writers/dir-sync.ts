@@ -1,4 +1,5 @@
-import { open } from 'node:fs/promises';
+import { close, fsync, open } from 'node:fs';
+import { promisify } from 'node:util';
 
 /** Errors of filesystems that cannot fsync a directory (nothing more can be done there). */
 const UNSUPPORTED = new Set(['EINVAL', 'ENOTSUP', 'EISDIR', 'EPERM']);
@@ -50,15 +51,19 @@ export class DirectorySyncs {
   }
 }
 
-/** fsync of a directory (its entries: names created, renamed, removed). */
+const openFd = promisify(open);
+const fsyncFd = promisify(fsync);
+const closeFd = promisify(close);
+
+/** fsync of a directory (its entries: names created, renamed, removed). File descriptors, not a FileHandle: see directory.ts. */
 export async function fsyncDirectory(dir: string): Promise<void> {
-  let handle;
+  let fd: number | undefined;
   try {
-    handle = await open(dir, 'r');
-    await handle.sync();
+    fd = await openFd(dir, 'r');
+    await fsyncFd(fd);
   } catch (err) {
     if (!UNSUPPORTED.has((err as NodeJS.ErrnoException).code ?? '')) throw err;
   } finally {
-    await handle?.close();
+    if (fd !== undefined) await closeFd(fd);
   }
 }

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
+import { close, fsync, open, write } from 'node:fs';
+import { mkdir, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
 import { UnavailableError } from '../errors.ts';
 import type { ManifestWriter } from '../types.ts';
 import { DirectorySyncs } from './dir-sync.ts';
@@ -46,26 +48,44 @@ export async function writeFileAtomic(abs: string, content: string): Promise<voi
   await writeAtomic(abs, content);
 }
 
+/*
+ * The file descriptor calls, not fs/promises' FileHandle: a FileHandle (a native object of its own,
+ * its close tracked for the garbage collector) cost the event loop ~77 µs per write against ~55 µs
+ * (measured with eventLoopUtilization, 10 writes in flight); the write itself is the same syscalls.
+ */
+const openFd = promisify(open);
+const writeFd = promisify(write);
+const fsyncFd = promisify(fsync);
+const closeFd = promisify(close);
+
+/** Writes all of `bytes` at `fd` (a write(2) may take less than it was given). */
+async function writeAll(fd: number, bytes: Buffer): Promise<void> {
+  for (let off = 0; off < bytes.length; ) {
+    const { bytesWritten } = await writeFd(fd, bytes, off, bytes.length - off, null);
+    off += bytesWritten;
+  }
+}
+
 /** writeFileAtomic, answering the first folder it had to create (undefined when the folder was there). */
 async function writeAtomic(abs: string, content: string): Promise<string | undefined> {
   const dir = dirname(abs);
   const tmp = join(dir, `.${tempName()}.tmp`);
-  let handle;
+  let fd: number;
   let created: string | undefined;
   try {
-    handle = await open(tmp, 'w', 0o644);
+    fd = await openFd(tmp, 'w', 0o644);
   } catch (err) {
     // The folder is made on first use only (no mkdir per write on the hot path).
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     created = await mkdir(dir, { recursive: true });
-    handle = await open(tmp, 'w', 0o644);
+    fd = await openFd(tmp, 'w', 0o644);
   }
   try {
     try {
-      await handle.writeFile(content);
-      await handle.sync();
+      await writeAll(fd, Buffer.from(content));
+      await fsyncFd(fd);
     } finally {
-      await handle.close();
+      await closeFd(fd);
     }
     await rename(tmp, abs);
   } catch (err) {

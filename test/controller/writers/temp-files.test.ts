@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -36,5 +36,29 @@ describe('temp files left by a crash', () => {
     expect(await removeStaleTempFiles(m)).toEqual([join(m, '.aaaaaaaaaaaa.tmp')]);
     expect(existsSync(join(m, 'a.yaml'))).toBe(true);
     expect(await removeStaleTempFiles(join(dir, 'absent'))).toEqual([]);
+  });
+});
+
+describe('writeFileAtomic', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'bi-atomic-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('writes every byte of a large text, in a folder it makes', async () => {
+    const text = `${'é'.repeat(300_000)}\n`;
+    await writeFileAtomic(join(dir, 'new', 'big.yaml'), text);
+    expect(readFileSync(join(dir, 'new', 'big.yaml'), 'utf8')).toBe(text);
+    expect(readdirSync(join(dir, 'new'))).toEqual(['big.yaml']);
+  });
+
+  it('leaves no temp file behind when the write fails, and the old content stays', async () => {
+    // The rename fails: the target is a folder with a file in it.
+    mkdirSync(join(dir, 'taken.yaml'));
+    writeFileSync(join(dir, 'taken.yaml', 'inside'), 'x');
+    await expect(writeFileAtomic(join(dir, 'taken.yaml'), 'y: 1\n')).rejects.toThrow(/EISDIR|ENOTEMPTY|EEXIST/);
+    expect(readdirSync(dir)).toEqual(['taken.yaml']);
+    expect(readFileSync(join(dir, 'taken.yaml', 'inside'), 'utf8')).toBe('x');
   });
 });
