@@ -6,13 +6,13 @@ import { startServer } from '../../../api/server.ts';
 import { loadConfig } from '../../../controller/config.ts';
 import { removeStaleTempFiles, writeFileAtomic } from '../../../controller/writers/directory.ts';
 
-describe('temp files left by a crash', () => {
-  let dir: string;
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'bi-tmpfiles-'));
-  });
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'bi-tmpfiles-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
+describe('temp files left by a crash', () => {
   it('are removed at start, anywhere under the manifests folder; other files stay', async () => {
     const m = join(dir, 'manifests');
     mkdirSync(join(m, 'dashboards'), { recursive: true });
@@ -40,12 +40,6 @@ describe('temp files left by a crash', () => {
 });
 
 describe('writeFileAtomic', () => {
-  let dir: string;
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'bi-atomic-'));
-  });
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
-
   it('writes every byte of a large text, in a folder it makes', async () => {
     const text = `${'é'.repeat(300_000)}\n`;
     await writeFileAtomic(join(dir, 'new', 'big.yaml'), text);
