@@ -173,6 +173,22 @@ export class ServerProcess {
     }
   }
 
+  /**
+   * CPU time (user + system) the server has used so far, in ms (Linux /proc; undefined elsewhere):
+   * of all its threads, or of its main thread alone (the event loop).
+   */
+  cpuMs(scope: 'all' | 'main' = 'all'): number | undefined {
+    if (!this.pid) return undefined;
+    try {
+      const path = scope === 'main' ? `/proc/${this.pid}/task/${this.pid}/stat` : `/proc/${this.pid}/stat`;
+      // The fields after the command's closing parenthesis: utime and stime are the 12th and 13th, in ticks of 10 ms.
+      const fields = readFileSync(path, 'utf8').split(') ')[1]?.split(' ') ?? [];
+      return (Number(fields[11]) + Number(fields[12])) * 10;
+    } catch {
+      return undefined;
+    }
+  }
+
   /** Peak resident set size of the server so far, in MB (Linux `VmHWM`); undefined elsewhere. */
   peakRssMb(): number | undefined {
     if (!this.pid) return undefined;

@@ -6,9 +6,30 @@ import { fsyncRenameFloor } from '../lib/floors.ts';
 import { load, round } from '../lib/load.ts';
 import { dashboardPayload, manifest } from '../lib/payloads.ts';
 import type { Report } from '../lib/report.ts';
+import type { ServerProcess } from '../lib/server-process.ts';
 import { startBenchServer, type Mode } from '../lib/setup.ts';
 
 const BENCH = 'import';
+
+/**
+ * CPU time from now until `perRequest`: the server's (all threads, and its main thread alone) and
+ * this process's (the load generator), in µs per request; undefined off Linux.
+ */
+function cpuProbe(server: ServerProcess): { perRequest(requests: number): { all: number; main: number; loadGenerator: number } | undefined } {
+  const all = server.cpuMs('all');
+  const main = server.cpuMs('main');
+  const mine = process.cpuUsage();
+  return {
+    perRequest(requests) {
+      const all1 = server.cpuMs('all');
+      const main1 = server.cpuMs('main');
+      if (all === undefined || main === undefined || all1 === undefined || main1 === undefined || requests === 0) return undefined;
+      const gen = process.cpuUsage(mine);
+      const us = (ms: number) => round((ms * 1000) / requests, 0);
+      return { all: us(all1 - all), main: us(main1 - main), loadGenerator: us((gen.user + gen.system) / 1000) };
+    },
+  };
+}
 
 /** Connections of the second git-mode load: a batch of the git writer holds as many writes as are waiting. */
 const WIDE_CONNECTIONS = 40;
@@ -44,12 +65,18 @@ export async function importBench(report: Report, opts: { seconds: number; modes
       }
       const seconds = mode === 'git' ? Math.max(2, Math.round(opts.seconds / 2)) : opts.seconds;
       await load({ url, headers: ctx.keyHeaders, connections: 10, duration: 1, body: (i) => dashboardPayload(`warm-${mode}-${i}`) });
+      const cpu = cpuProbe(ctx.server);
       const r = await load({ url, headers: ctx.keyHeaders, connections: 10, duration: seconds, body: (i) => dashboardPayload(`bench-${mode}-${i}`) });
+      const used = cpu.perRequest(r.requests);
       const detail = { requests: r.requests, statusCodes: r.statusCodes, errors: r.errors, seconds: r.seconds, p90: r.p90, max: r.max };
       const dir = mode === 'directory';
       report.add({ bench: BENCH, figure: `${label}: imports/s`, value: r.rps, unit: 'req/s', goal: dir ? '>= 1000' : '>= 200', detail });
       report.add({ bench: BENCH, figure: `${label}: p50`, value: r.p50, unit: 'ms' });
       report.add({ bench: BENCH, figure: `${label}: p99`, value: r.p99, unit: 'ms', ...(dir ? { goal: '< 30' } : {}) });
+      if (used) {
+        // What each import cost in CPU, whatever the machine's noise did to the throughput.
+        report.add({ bench: BENCH, figure: `${label}: server CPU per import, all threads`, value: used.all, unit: 'µs', detail: { mainThread: used.main, loadGenerator: used.loadGenerator } });
+      }
       const wide = dir ? undefined : await load({ url, headers: ctx.keyHeaders, connections: WIDE_CONNECTIONS, duration: seconds, body: (i) => dashboardPayload(`wide-${mode}-${i}`) });
       if (wide) {
         const wideDetail = { requests: wide.requests, statusCodes: wide.statusCodes, errors: wide.errors, seconds: wide.seconds, p50: wide.p50, p99: wide.p99 };

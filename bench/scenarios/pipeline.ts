@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { pipeline as pipe } from 'node:stream/promises';
 import pg from 'pg';
@@ -76,18 +75,6 @@ async function copyFloorMs(user: string, schema: string): Promise<number> {
   }
 }
 
-/** CPU time (user + system, all threads) a process has used, in ms; undefined off Linux. */
-function cpuMs(pid: number | undefined): number | undefined {
-  if (!pid) return undefined;
-  try {
-    // fields after the command's closing parenthesis: utime and stime are the 12th and 13th
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-  } catch {
-    return undefined;
-  }
-}
-
 /** `GET /v1/sdk/chart-types` latencies, two requests at a time, until `done()`. */
 async function probeWhile(url: string, done: () => boolean): Promise<number[]> {
   const times: number[] = [];
@@ -159,7 +146,7 @@ export async function pipelineBench(report: Report, opts: { rows: number; base: 
       // Floor first, then the run, then the floor again: the mean of the two is the comparison.
       const floorA = await copyFloorMs(user, schema);
       let finished = false;
-      const cpu0 = cpuMs(ctx.server.pid);
+      const cpu0 = ctx.server.cpuMs();
       const t0 = performance.now();
       const started = await request(`${ctx.server.url}/v1/sdk/pipelines/${pipelineId}/runs`, { method: 'POST', headers: ctx.keyHeaders });
       if (started.status !== 202) {
@@ -176,7 +163,7 @@ export async function pipelineBench(report: Report, opts: { rows: number; base: 
         await new Promise((r) => setTimeout(r, 50));
       }
       const wallMs = performance.now() - t0;
-      const cpu1 = cpuMs(ctx.server.pid);
+      const cpu1 = ctx.server.cpuMs();
       finished = true;
       const latencies = await probe;
       const floorB = await copyFloorMs(user, schema);

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -86,16 +86,6 @@ function saveFile(abs: string, text: string): void {
   renameSync(tmp, abs);
 }
 
-/** CPU seconds (user + system) the process used so far (Linux /proc); undefined elsewhere. */
-function cpuSeconds(pid: number | undefined): number | undefined {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Waits until the server logged each of `ids` Synced after log offset `from` (polls the log).
  * Fails after `timeoutMs`, or after a minute without progress, naming keys that never came and
@@ -151,7 +141,8 @@ export async function scaleBench(report: Report, opts: { clients: number; edits:
     await server.start();
     const coldProbe = new HealthProbe(server.url);
     await server.waitForLog(/first sync (done|failed)/, 600_000);
-    const coldCpuS = cpuSeconds(server.pid);
+    const coldCpuMs = server.cpuMs();
+    const coldCpuS = coldCpuMs === undefined ? undefined : coldCpuMs / 1000;
     const coldHealth = await coldProbe.stop();
     const wallMs = performance.now() - spawned;
     const coldMs = logSpanMs(server.log, /listening /, /first sync done/);
