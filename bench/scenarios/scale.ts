@@ -1,4 +1,4 @@
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -105,7 +105,7 @@ async function waitForSynced(server: ServerProcess, from: number, ids: string[],
     }
     if (Date.now() > deadline || Date.now() - lastProgress > 60_000 || !server.running) {
       const missing = ids.filter((id) => !synced.has(id));
-      const logPath = join(tmpdir(), 'bi-bench-scale-server.log');
+      const logPath = join(mkdtempSync(join(tmpdir(), 'bi-bench-scale-')), 'server.log');
       writeFileSync(logPath, server.log);
       const said = missing.slice(0, 5).map((id) => `${id}: ${server.log.slice(from).split('\n').filter((l) => l.includes(id)).slice(-2).join(' | ') || 'nothing logged'}`);
       throw new Error(`${n} of ${ids.length} changed files applied within ${Math.round((Date.now() - deadline + timeoutMs) / 1000)} s; missing ${missing.length}, e.g. ${said.join('; ')} (log: ${logPath})`);

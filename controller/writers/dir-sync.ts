@@ -1,5 +1,4 @@
-import { close, fsync, open } from 'node:fs';
-import { promisify } from 'node:util';
+import { closeFd, fsyncFd, openFd } from './fd.ts';
 
 /** Errors of filesystems that cannot fsync a directory (nothing more can be done there). */
 const UNSUPPORTED = new Set(['EINVAL', 'ENOTSUP', 'EISDIR', 'EPERM']);
@@ -51,11 +50,7 @@ export class DirectorySyncs {
   }
 }
 
-const openFd = promisify(open);
-const fsyncFd = promisify(fsync);
-const closeFd = promisify(close);
-
-/** fsync of a directory (its entries: names created, renamed, removed). File descriptors, not a FileHandle: see directory.ts. */
+/** fsync of a directory (its entries: names created, renamed, removed). File descriptors, not a FileHandle: see fd.ts. */
 export async function fsyncDirectory(dir: string): Promise<void> {
   let fd: number | undefined;
   try {

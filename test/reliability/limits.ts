@@ -87,7 +87,7 @@ export function limitScenarios(): void {
       }
     });
 
-    scenario('a storm of 300 concurrent logins never starves writes: an unrelated import stays under 100 ms p99', async (s) => {
+    scenario('a storm of 300 concurrent logins never starves writes: an unrelated import stays under 100 ms p99, or no slower than under the same load without hashes', async (s) => {
       // Failures are not limited here, so every login wants a password hash.
       const ctx = await startServer('login-storm', { env: { BI_LOGIN_MAX_FAILURES: '100000' } });
       try {
