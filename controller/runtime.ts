@@ -49,6 +49,8 @@ export interface RuntimeOptions {
   auth?: Partial<AuthSettings>;
   /** Runs pipelines (tests inject a fake). */
   engine?: PipelineEngine;
+  /** The compiled schemas (compiling them costs ~1 s: tests share one registry per file). */
+  schemas?: SchemaRegistry;
 }
 
 /** Where git mode keeps its working clone: one folder per repository URL under the data folder. */
@@ -102,7 +104,7 @@ export class Runtime {
     this.clock = opts.clock ?? systemClock;
     this.log = opts.log ?? silentLogger();
     this.db = openStore(opts.config.dbPath);
-    this.schemas = new SchemaRegistry();
+    this.schemas = opts.schemas ?? new SchemaRegistry();
     this.authz = new Authorizer({ db: this.db });
     this.search = new RegistrySearch({ db: this.db });
     this.secrets = new SecretStore({ db: this.db, secretKey: opts.config.secretKey, clock: this.clock });

@@ -5,6 +5,7 @@ import { stringify } from 'yaml';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../api/app.ts';
 import { loadConfig } from '../../controller/config.ts';
+import { SchemaRegistry } from '../../controller/manifest/validator.ts';
 import { Runtime, type RuntimeOptions } from '../../controller/runtime.ts';
 import { DirectorySource } from '../../controller/sources/directory.ts';
 import { FakeClock, ManualScheduler } from './clock.ts';
@@ -32,6 +33,14 @@ export function manifest(kind: string, name: string, spec: Record<string, unknow
   return { apiVersion: 'bi.controller/v1', kind, metadata: { name }, spec };
 }
 
+let sharedSchemas: SchemaRegistry | undefined;
+
+/** One compiled schema registry per test file (a registry holds no state but its compiled validators). */
+export function testSchemas(): SchemaRegistry {
+  sharedSchemas ??= new SchemaRegistry();
+  return sharedSchemas;
+}
+
 /** A runtime on a temp folder and store, with a fake clock and a manual scheduler. */
 export async function makeTestRuntime(opts: Partial<RuntimeOptions> & { dir?: string } = {}): Promise<TestRuntime> {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'bi-test-'));
@@ -41,7 +50,7 @@ export async function makeTestRuntime(opts: Partial<RuntimeOptions> & { dir?: st
   const scheduler = new ManualScheduler();
   const source = new DirectorySource({ root: manifests, watch: false });
   const config = loadConfig({}, { manifestsDir: manifests, dbPath: join(dir, 'data', 'bi.sqlite'), dataDir: join(dir, 'data') });
-  const rt = new Runtime({ config, clock: clock.now, scheduler: scheduler.schedule, random: () => 0, source, ...opts });
+  const rt = new Runtime({ config, clock: clock.now, scheduler: scheduler.schedule, random: () => 0, source, schemas: testSchemas(), ...opts });
   await rt.start();
   const t: TestRuntime = {
     rt,

