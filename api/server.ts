@@ -3,7 +3,7 @@ import type { Config } from '../controller/config.ts';
 import { createLogger } from '../controller/log.ts';
 import { Runtime } from '../controller/runtime.ts';
 import type { SyncReport } from '../controller/reconciler/types.ts';
-import { redactUrl } from '../controller/sources/git.ts';
+import { redactUrl } from '../controller/lib/redact-url.ts';
 import { checkDataDirPlacement, checkStoreSource } from '../controller/store/source.ts';
 import { removeStaleTempFiles } from '../controller/writers/directory.ts';
 import { buildApp } from './app.ts';

@@ -1,7 +1,7 @@
-import type { PHASES } from './generated/schema-constants.ts';
-import type { SourceBatch, SourceFile, SourceSink, SyncReport } from './reconciler/types.ts';
+import type { IdIssuer, Phase, Problem, ResourceRefs, SourceBatch, SourceFile, SourceSink, SyncReport } from './contract.ts';
+
+export type { Phase, Problem, ResourceRefs } from './contract.ts';
 import type { Store } from './store/db.ts';
-import type { IdAllocator } from './store/ids.ts';
 
 /** The envelope every manifest file carries; `spec` is the kind's own shape. */
 export interface Manifest<S = Record<string, unknown>> {
@@ -18,26 +18,12 @@ export interface Manifest<S = Record<string, unknown>> {
 /** Annotation the API writes so the reconciler knows who asked for an object. */
 export const ACTOR_ANNOTATION = 'bi.controller/requested-by';
 
-/** Reconcile phases, derived from schemas/api.schema.json. */
-export type Phase = (typeof PHASES)[number];
-
-/** IDs of the resources one manifest owns, as the applier reported them. */
-export type ResourceRefs = Record<string, unknown>;
-
-/** One problem found in a manifest or a request body: a dotted field path and a message. */
-export interface Problem {
-  path: string;
-  message: string;
-  /** 1-based line in the source file, when known (YAML syntax errors). */
-  line?: number;
-}
-
 export type Clock = () => Date;
 
 /** What an applier gets for one reconcile of one manifest; it runs inside ONE transaction. */
 export interface ApplyContext<S = Record<string, unknown>> {
   db: Store;
-  ids: IdAllocator;
+  ids: IdIssuer;
   now: Date;
   key: string;
   manifest: Manifest<S>;

@@ -13,12 +13,6 @@ import { registerSync } from './commands/sync.ts';
 import { registerUsers } from './commands/users.ts';
 import { registerValidate } from './commands/validate.ts';
 
-/** Shared flags every command understands (they override the environment). */
-export interface GlobalFlags {
-  manifests?: string;
-  db?: string;
-  adoptSource?: boolean;
-}
 
 /** The version of package.json (read at run time, so the bundle never shows a stale one). */
 export function packageVersion(): string {
@@ -52,12 +46,4 @@ export async function main(argv: string[], io: CliIO = processIO, opts: { engine
     return 1;
   }
   return code;
-}
-
-export interface CommandContext {
-  program: Command;
-  io: CliIO;
-  setCode(code: number): void;
-  /** The pipeline engine of one-shot runtimes (default: the runtime's). */
-  engine?: PipelineEngine;
 }

@@ -1,3 +1,4 @@
+import { redactUrl } from '../lib/redact-url.ts';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -39,7 +40,7 @@ export function isNonFastForward(err: unknown): boolean {
 export class MissingBranchError extends UnavailableError {
   constructor(url: string, branch: string, lastSeen: string) {
     super(
-      `git: branch ${branch} no longer exists on ${url.replace(/\/\/[^/@\s]*@/, '//***@')} (last seen at ${lastSeen.slice(0, 12)}); ` +
+      `git: branch ${branch} no longer exists on ${redactUrl(url)} (last seen at ${lastSeen.slice(0, 12)}); ` +
         `nothing is synced or written until it is restored (git push origin ${lastSeen}:refs/heads/${branch})`,
     );
     this.name = 'MissingBranchError';

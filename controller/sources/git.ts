@@ -1,3 +1,4 @@
+import { redactUrl } from '../lib/redact-url.ts';
 import { join } from 'node:path';
 import { realScheduler, systemClock, type Cancel, type Scheduler } from '../clock.ts';
 import { NotFoundError, UnavailableError } from '../errors.ts';
@@ -45,11 +46,6 @@ export interface GitSyncInfo {
   changed: string[];
   removed: string[];
   at: string;
-}
-
-/** Hides the password or token of `https://user:token@host/repo` in logs and errors. */
-export function redactUrl(url: string): string {
-  return url.replace(/\/\/[^/@\s]*@/, '//***@');
 }
 
 /**

@@ -1,17 +1,9 @@
 import type { Database, Statement } from 'better-sqlite3';
+import { ID_PREFIXES, type IdIssuer, type IdKind } from '../contract.ts';
 import { ValidationError } from '../errors.ts';
 
-/** Prefixes of the `<prefix><year>A<5 digits>` IDs of spec 2.1. */
-export const ID_PREFIXES = {
-  connection: 'D',
-  semanticModel: 'SM',
-  vdm: 'V',
-  facade: 'F',
-  experiment: 'E',
-  apiKey: 'SK',
-  user: 'U',
-} as const;
-export type IdKind = keyof typeof ID_PREFIXES;
+export { ID_PREFIXES, type IdKind } from '../contract.ts';
+
 
 const SEQUENCED = /^(SM|SK|D|V|F|E|U)(\d{4})A(\d{5})$/;
 
@@ -26,7 +18,7 @@ export function isIdOf(kind: IdKind, id: string): boolean {
  * applier's transaction: a rolled-back apply gives its numbers back. A pinned ID moves the
  * sequence past it, so it is never issued again.
  */
-export class IdAllocator {
+export class IdAllocator implements IdIssuer {
   readonly #bump: Statement;
   readonly #read: Statement;
   readonly #counter: Statement;

@@ -2,7 +2,7 @@ import { realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Config } from '../config.ts';
 import { ConflictError } from '../errors.ts';
-import { redactUrl } from '../sources/git.ts';
+import { redactUrl } from '../lib/redact-url.ts';
 import type { Store } from './db.ts';
 
 /** Where a store's desired state comes from: a folder, or a git URL, branch and folder. */

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { loadConfig, type Config } from '../../config.ts';
-import type { CommandContext, GlobalFlags } from '../main.ts';
+import type { CommandContext, GlobalFlags } from '../context.ts';
 
 /** The configuration for a command: environment, then the global flags. */
 export function commandConfig(ctx: CommandContext): Config {

@@ -1,6 +1,6 @@
 import { formatProblem } from '../../errors.ts';
 import { table } from '../io.ts';
-import type { CommandContext } from '../main.ts';
+import type { CommandContext } from '../context.ts';
 import { withRuntime } from './oneshot.ts';
 
 export function registerDiff(ctx: CommandContext): void {

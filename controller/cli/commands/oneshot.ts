@@ -1,5 +1,5 @@
 import { Runtime } from '../../runtime.ts';
-import type { CommandContext } from '../main.ts';
+import type { CommandContext } from '../context.ts';
 import { checkStoreSource } from '../../store/source.ts';
 import { commandConfig } from './config.ts';
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { NotFoundError, UnavailableError } from '../../errors.ts';
 import { GitRepo } from '../../git/repo.ts';
 import { revertAndPush } from '../../sources/git.ts';
-import type { CommandContext } from '../main.ts';
+import type { CommandContext } from '../context.ts';
 import { commandConfig } from './config.ts';
 
 /**

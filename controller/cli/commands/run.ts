@@ -1,7 +1,7 @@
 import type { Store } from '../../store/db.ts';
 import type { RunView } from '../../runs/store.ts';
 import type { StepProgress } from '../../runs/types.ts';
-import type { CommandContext } from '../main.ts';
+import type { CommandContext } from '../context.ts';
 import { withRuntime } from './oneshot.ts';
 
 /** A pipeline by its ID (`DP-…`) or its manifest name (`metadata.name`). */

@@ -1,5 +1,5 @@
 import { startServer } from '../../../api/server.ts';
-import type { CommandContext } from '../main.ts';
+import type { CommandContext } from '../context.ts';
 import { commandConfig } from './config.ts';
 
 /** After a clean shutdown, the longest a leftover handle may keep the process alive. */

@@ -2,7 +2,7 @@ import { ValidationError } from '../../errors.ts';
 import type { StatusRecord } from '../../reconciler/status.ts';
 import { parseStatusFilter } from '../../reconciler/status-filter.ts';
 import { table } from '../io.ts';
-import type { CommandContext } from '../main.ts';
+import type { CommandContext } from '../context.ts';
 import { withRuntime } from './oneshot.ts';
 
 const short = (rev: string | null) => (rev ? rev.slice(0, 12) : '');

@@ -1,4 +1,4 @@
-import type { CommandContext } from '../main.ts';
+import type { CommandContext } from '../context.ts';
 import { withRuntime } from './oneshot.ts';
 
 export function registerSync(ctx: CommandContext): void {

@@ -1,7 +1,7 @@
 import type { ReadStream } from 'node:tty';
 import { UserStore, checkClientIds, type User } from '../../auth/users.ts';
 import { table, type CliIO } from '../io.ts';
-import type { CommandContext } from '../main.ts';
+import type { CommandContext } from '../context.ts';
 import { withRuntime } from './oneshot.ts';
 
 /** Reads everything piped in and keeps the first line (so `echo pw | bictl users add` works). */

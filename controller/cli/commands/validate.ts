@@ -5,7 +5,7 @@ import { defaultAppliers } from '../../kinds/index.ts';
 import { parseManifest } from '../../manifest/loader.ts';
 import { SchemaRegistry } from '../../manifest/validator.ts';
 import { ManifestFiles } from '../../sources/files.ts';
-import type { CommandContext } from '../main.ts';
+import type { CommandContext } from '../context.ts';
 
 /**
  * Validates every manifest under `target` (a folder, or one file) the way the controller would before applying it: the

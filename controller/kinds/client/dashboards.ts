@@ -1,7 +1,7 @@
 import { formatProblem, StepError } from '../../errors.ts';
 import { DATA_SOURCE_DEFAULTS, IS_PUBLIC_DEFAULT, LAYOUT_DEFAULTS } from '../../generated/schema-constants.ts';
 import type { Store } from '../../store/db.ts';
-import type { IdAllocator } from '../../store/ids.ts';
+import type { IdIssuer } from '../../contract.ts';
 import { validateSections } from '../dashboard/charts.ts';
 import { vdmFields } from '../dashboard/fields.ts';
 import type { DashboardSpec } from '../dashboard/spec.ts';
@@ -14,7 +14,7 @@ export const DEPLOY_STEP = 'deploy dashboard';
 
 export interface DeployInput {
   db: Store;
-  ids: IdAllocator;
+  ids: IdIssuer;
   at: string;
   key: string;
   actor: string;

@@ -1,6 +1,6 @@
 import type { ClientDashboard, DashboardDataSource, DashboardLayout } from '../../generated/schema-types.ts';
 import type { Store } from '../../store/db.ts';
-import type { IdAllocator } from '../../store/ids.ts';
+import type { IdIssuer } from '../../contract.ts';
 import { fromJson, toJson } from '../json.ts';
 import { buildSections, type NormalizedChart, type PreviousSection } from './charts.ts';
 import { isSimpleMode, sectionsOf, type DashboardSpec } from './spec.ts';
@@ -105,7 +105,7 @@ export function facadeDefinition(spec: DashboardSpec, pkg?: ClientDashboard): Fa
 
 export interface DashboardWrite {
   db: Store;
-  ids: IdAllocator;
+  ids: IdIssuer;
   at: string;
   /** The manifest the dashboard belongs to (`Dashboard/<name>` or `Client/<name>`). */
   key: string;
