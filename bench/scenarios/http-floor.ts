@@ -1,30 +1,10 @@
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { request } from '../lib/api-client.ts';
 import { load, round, type LoadResult } from '../lib/load.ts';
 import type { Report } from '../lib/report.ts';
-import { REPO_ROOT } from '../lib/server-process.ts';
+import { startFloor } from '../lib/floor-process.ts';
 import { startBenchServer } from '../lib/setup.ts';
 
 const BENCH = 'http-floor';
-
-async function startBare(body: string): Promise<{ url: string; stop: () => void }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'bench', 'bare-server.ts')], {
-    cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH, BARE_BODY: body },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /listening url=(\S+)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`bare server exited ${code}`)));
-  });
-  return { url, stop: () => child.kill('SIGTERM') };
-}
 
 /**
  * 1. GET /v1/sdk/chart-types of the real server against a bare Fastify process answering the
@@ -38,7 +18,7 @@ export async function httpFloor(report: Report, opts: { seconds: number }): Prom
       report.skip(BENCH, 'chart-types / bare fastify', `GET /v1/sdk/chart-types answered ${probe.status} (issue 5 not merged?)`);
       return;
     }
-    const bare = await startBare(probe.text);
+    const bare = await startFloor('bare-server.ts', { BARE_BODY: probe.text });
     try {
       const run = (url: string, seconds: number) => load({ url: `${url}/v1/sdk/chart-types`, connections: 10, duration: seconds });
       await run(ctx.server.url, 1);
