@@ -4,7 +4,7 @@ import { ForbiddenError, NotFoundError, ValidationError } from '../../controller
 import { isClientId } from '../../controller/kinds/client/rules.ts';
 import type { Problem } from '../../controller/types.ts';
 import { requireSession } from '../auth/guards.ts';
-import { ADMIN_REQUIRED, Authorizer } from '../../controller/authz/index.ts';
+import { ADMIN_REQUIRED } from '../../controller/authz/index.ts';
 import { principalOf } from '../auth/principal.ts';
 import { apiKeySchemas } from '../schemas/auth.ts';
 
@@ -55,7 +55,7 @@ export const clientNotGranted = (clientId: string): string => `Client ${clientId
 /** API-key management (spec 4.7, 4.8, and the listing of DESIGN.md); every route is S with CTN. */
 export default async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
   const session = requireSession(app);
-  const authz = new Authorizer({ db: app.runtime.db });
+  const authz = app.runtime.authz;
 
   app.post<{ Params: { userId: string } }>('/v1/api-keys/:userId', { preHandler: session, config: { noStore: true }, schema: apiKeySchemas.create }, async (req, reply) => {
     const me = principalOf(req);

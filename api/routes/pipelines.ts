@@ -3,7 +3,7 @@ import { isDryRun } from '../query.ts';
 import { NotFoundError } from '../../controller/errors.ts';
 import { listPipelines } from '../../controller/kinds/pipeline/listing.ts';
 import { readPipeline } from '../../controller/kinds/pipeline/store.ts';
-import { Authorizer, pipelineOwner } from '../../controller/authz/index.ts';
+import { pipelineOwner } from '../../controller/authz/index.ts';
 import { ImportPipeline } from '../../controller/usecases/import-pipeline.ts';
 import { requireApiKey, requireSession } from '../auth/guards.ts';
 import { principalOf } from '../auth/principal.ts';
@@ -15,7 +15,7 @@ const messageErrors = { errorField: 'message' as const };
 /** Pipeline import (spec 4.4, its session variant) and the stored pipeline (DESIGN.md). */
 export default async function pipelineRoutes(app: FastifyInstance): Promise<void> {
   const importer = new ImportPipeline({ runtime: app.runtime });
-  const authz = new Authorizer({ db: app.runtime.db });
+  const authz = app.runtime.authz;
 
   async function importPipeline(req: FastifyRequest, reply: FastifyReply) {
     const caller = principalOf(req);

@@ -5,7 +5,6 @@ import type { StatusRecord } from '../../controller/reconciler/status.ts';
 import type { ReconcileEvent } from '../../controller/reconciler/types.ts';
 import { requireSession } from '../auth/guards.ts';
 import { principalOf } from '../auth/principal.ts';
-import { Authorizer } from '../../controller/authz/index.ts';
 import webhook from './reconciler-webhook.ts';
 import { reconcilerSchemas } from '../schemas/reconciler.ts';
 
@@ -56,7 +55,7 @@ export function publicGitUrl(url: string): string {
  */
 export default async function reconcilerRoutes(app: FastifyInstance): Promise<void> {
   const streams = new Set<() => void>();
-  const authz = new Authorizer({ db: app.runtime.db });
+  const authz = app.runtime.authz;
   // Open event streams would keep the server from closing.
   app.addHook('preClose', async () => {
     for (const end of [...streams]) end();

@@ -32,8 +32,6 @@ export interface RunProgress {
 }
 
 
-export const RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
-export const ACTIVE_STATUSES: readonly RunStatus[] = ['queued', 'running'];
 /** Rejected rows kept per run (DESIGN: the first 1,000). */
 export const MAX_REJECTS_KEPT = 1000;
 /** Log lines kept per run; the rest are counted, and the count is logged at the end. */

@@ -39,15 +39,6 @@ export function readStepRows(db: Store, pipelineId: string): StepRow[] {
   return db.statements.prepare('SELECT * FROM pipeline_steps WHERE pipeline_id = ? ORDER BY position').all(pipelineId) as StepRow[];
 }
 
-/** A step as the API shows it (import answer: the first four fields). */
-export interface StepView {
-  id: string;
-  type: StepType;
-  name: string;
-  status: string;
-  config: StepConfig;
-}
-
 /** The stored pipeline as `GET /v1/sdk/pipelines/{pipelineId}` answers it. */
 export type PipelineView = ApiPipelineView;
 
