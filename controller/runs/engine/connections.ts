@@ -5,7 +5,7 @@ import { NotFoundError } from '../../errors.ts';
 import type { SecretStore } from '../../secrets/store.ts';
 import type { Store } from '../../store/db.ts';
 import type { ConnectionResolver, EgressPolicy, ResolvedConnection } from '../types.ts';
-import type { StoredReachConnection } from '../reach.ts';
+import { passwordEnvRefusal, type StoredReachConnection } from '../reach.ts';
 
 export interface StoreConnectionResolverOptions {
   db: Store;
@@ -76,6 +76,9 @@ export class StoreConnectionResolver implements ConnectionResolver {
       password = this.#opts.secrets.reveal(row.secret_ref);
     }
     else if (row.password_env) {
+      // Stored before the rule, or written around the schema: the controller's own settings stay unread.
+      const refused = passwordEnvRefusal(row.password_env);
+      if (refused) throw new Error(`Connection ${connectionId}: ${refused}`);
       password = (this.#opts.env ?? process.env)[row.password_env];
       if (password === undefined) throw new Error(`Connection ${connectionId}: environment variable ${row.password_env} (passwordEnv) is not set`);
     }

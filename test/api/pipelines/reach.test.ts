@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../controller/config.ts';
 import { StreamingPipelineEngine } from '../../../controller/runs/engine/engine.ts';
-import { createUserWithKey, type TestKey } from '../../helpers/auth.ts';
+import { createUserWithKey, loginAs, type TestKey } from '../../helpers/auth.ts';
 import { makeTestApp, manifest, type TestApp } from '../../helpers/runtime.ts';
 
 /** A loopback listener that records the headers of every request and answers one JSON row. */
@@ -126,5 +126,23 @@ describe('what a tenant pipeline may reach: credentials go to their own endpoint
       expect(done.error).toMatch(/^step Source \(step-\d+-0\) failed: config\.endpoint /);
     }
     expect(attacker.seen).toEqual([]);
+  });
+
+  it('Test Connection of a connection stored before the passwordEnv rule reads no controller setting and sends nothing', async () => {
+    await setup();
+    process.env.BI_SECRET_KEY_REACH_TEST = 'controller-setting';
+    try {
+      // A row written before the rule (or around the schema) naming one of the controller's settings.
+      t.rt.db.prepare("UPDATE connections SET password_env = 'BI_SECRET_KEY_REACH_TEST' WHERE connection_id = ?").run(SHARED_DB);
+      const admin = await loginAs(t, { username: 'root', role: 'admin' });
+      const res = await t.app.inject({ method: 'POST', url: `/v1/bi/admin/connections/${SHARED_DB}/test/${admin.userId}`, headers: admin.headers });
+      expect(res.statusCode).toBe(200);
+      expect(res.json().connection.lastTest).toMatchObject({
+        ok: false,
+        message: `Not tested, no password was sent: Connection ${SHARED_DB}: passwordEnv "BI_SECRET_KEY_REACH_TEST" must name a credential variable matching BI_CONN_[A-Z0-9_]+`,
+      });
+    } finally {
+      delete process.env.BI_SECRET_KEY_REACH_TEST;
+    }
   });
 });
