@@ -39,7 +39,7 @@ export const connectionManifest = (): ManifestObject =>
     database: 'ACME',
     schema: 'ANALYTICS',
     username: 'svc_bi',
-    passwordEnv: 'ACME_WAREHOUSE_PASSWORD',
+    passwordEnv: 'BI_CONN_ACME_WAREHOUSE',
     // Every benchmark client onboards onto this one warehouse: a shared platform connection.
     shared: true,
   });

@@ -245,7 +245,7 @@ export type Connection = {
   schema?: string;
   username?: string;
   /**
-   * Name of the environment variable that holds the password.
+   * Name of the environment variable that holds the password: a credential variable BI_CONN_<NAME>, never one of the controller's own settings.
    */
   passwordEnv?: string;
   /**
@@ -257,9 +257,13 @@ export type Connection = {
    */
   owner?: string;
   /**
-   * A platform warehouse any tenant may use (excludes owner).
+   * A platform warehouse any tenant may use (excludes owner; requires tenantSchema).
    */
   shared?: boolean;
+  /**
+   * A shared connection's schema per tenant: {clientId} is replaced by the pipeline's client ID, lowercased (t_{clientId} → t_acme). A tenant's pipeline may name only that schema; its PostgreSQL session's search_path is that schema.
+   */
+  tenantSchema?: string;
 };
 /**
  * A core semantic model that client models inherit from.

@@ -4,6 +4,7 @@ import type { Store } from '../store/db.ts';
 import type { Scheduler } from '../clock.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import { readPipeline } from '../kinds/pipeline/store.ts';
+import { pipelineOwner } from '../authz/ownership.ts';
 import type { Logger } from '../log.ts';
 import type { Clock } from '../types.ts';
 import { pipelineConnections } from './access.ts';
@@ -214,6 +215,7 @@ export class LocalRunDispatcher extends EventEmitter implements RunDispatcher {
           connections: this.#opts.connections(pipelineConnections(db, pipeline.pipelineId) ?? []),
           egress: this.#opts.egress,
           filesDir: this.#opts.filesDir,
+          owner: pipelineOwner(db, pipeline.pipelineId) ?? null,
           signal: controller.signal,
           hooks: recorder,
           now: clock,

@@ -63,6 +63,9 @@ export interface ResolvedConnection {
   password?: string;
   accountUrl?: string;
   warehouse?: string;
+  /** A platform connection every tenant may use; its `tenantSchema` pins each tenant's schema (runs/reach.ts). */
+  shared?: boolean;
+  tenantSchema?: string;
 }
 
 export interface ConnectionResolver {
@@ -93,8 +96,10 @@ export interface EngineInput {
   steps: RunStep[];
   connections: ConnectionResolver;
   egress: EgressPolicy;
-  /** `BI_PIPELINE_FILES_DIR`: file sources read only below it. */
+  /** `BI_PIPELINE_FILES_DIR`: file sources read only below it (an owned pipeline only below its client's folder). */
   filesDir: string;
+  /** The client owning the pipeline; null or absent: unowned (admin-only), nothing pinned (runs/reach.ts). */
+  owner?: string | null;
   /** Aborted on cancel: the engine stops, rolls back any open load and answers `cancelled`. */
   signal: AbortSignal;
   hooks: RunHooks;

@@ -9,7 +9,7 @@ import type { EngineInput, EngineResult, LogLevel, PipelineEngine, RejectedRow, 
 
 /** What a run's worker gets: the input without functions, its connections resolved up front. */
 export interface WorkerRun {
-  input: Pick<EngineInput, 'runId' | 'pipelineId' | 'source' | 'destination' | 'steps' | 'filesDir'>;
+  input: Pick<EngineInput, 'runId' | 'pipelineId' | 'source' | 'destination' | 'steps' | 'filesDir' | 'owner'>;
   /** Each connection the pipeline names, resolved — or the error resolving it raised (thrown when the engine asks). */
   connections: Record<string, { connection: ResolvedConnection } | { error: string }>;
   egress: Pick<NetworkEgressPolicyOptions, 'listen' | 'allowHosts'>;
@@ -116,9 +116,9 @@ export class WorkerThreadEngine implements PipelineEngine {
     } catch (err) {
       return failed(input, `engine worker could not be built: ${(err as Error).message}`);
     }
-    const { runId, pipelineId, source, destination, steps, filesDir } = input;
+    const { runId, pipelineId, source, destination, steps, filesDir, owner } = input;
     const data: WorkerRun = {
-      input: { runId, pipelineId, source, destination, steps, filesDir },
+      input: { runId, pipelineId, source, destination, steps, filesDir, owner: owner ?? null },
       connections,
       egress: this.#egress,
       maxRejects: MAX_REJECTS_KEPT,

@@ -6,6 +6,8 @@ import { readPipeline, type PipelineView } from '../kinds/pipeline/store.ts';
 import type { PipelineSpec } from '../kinds/pipeline/types.ts';
 import { validatePipelinePayload } from '../kinds/pipeline/validate.ts';
 import type { Runtime } from '../runtime.ts';
+import { pipelineReachProblems, RunReach } from '../runs/reach.ts';
+import { storedReachConnection } from '../runs/engine/connections.ts';
 import type { Principal } from '../auth/principal.ts';
 import { NewManifests } from './new-manifest.ts';
 
@@ -48,11 +50,16 @@ export class ImportPipeline {
     const checked = validatePipelinePayload(this.#rt.schemas, body);
     if (!checked.ok) throw new ValidationError([], checked.message);
     const spec = checked.spec;
-    if (isUnconfined(caller)) return spec;
     const connections = pipelineConnections(spec);
-    const unknown = connections.filter((connectionId) => !this.#authz.can(caller, 'use', { kind: 'connection', connectionId }));
-    if (unknown.length) throw new ValidationError(unknown.map((id) => ({ path: 'connectionId', message: `connectionId ${id} is not an existing connection` })));
-    this.#authz.requireOwnedWithin(caller, () => ownerOfConnections(this.#rt.db, connections), ADMIN_ONLY_PIPELINE);
+    if (!isUnconfined(caller)) {
+      const unknown = connections.filter((connectionId) => !this.#authz.can(caller, 'use', { kind: 'connection', connectionId }));
+      if (unknown.length) throw new ValidationError(unknown.map((id) => ({ path: 'connectionId', message: `connectionId ${id} is not an existing connection` })));
+      this.#authz.requireOwnedWithin(caller, () => ownerOfConnections(this.#rt.db, connections), ADMIN_ONLY_PIPELINE);
+    }
+    // What the pipeline's runs may reach, decided as the runs will decide it (an admin's import of a tenant's pipeline too).
+    const reach = new RunReach({ owner: ownerOfConnections(this.#rt.db, connections), filesRoot: this.#rt.config.pipelineFilesDir });
+    const problems = pipelineReachProblems(reach, spec, (id) => storedReachConnection(this.#rt.db, id));
+    if (problems.length) throw new ValidationError(problems, problems.map((p) => p.message).join('; '));
     return spec;
   }
 

@@ -39,7 +39,7 @@ describe('operations endpoints (pipelines, runs, connections) and their tenancy'
     t.write('connections/closed.yaml', manifest('Connection', 'closed', { connectionId: CLOSED_DB, name: 'Closed port', vendor: 'POSTGRESQL', host: '127.0.0.1', port: 1, database: 'test', shared: true }));
     t.write(
       'connections/env.yaml',
-      manifest('Connection', 'env', { connectionId: ENV_DB, name: 'Env password', vendor: 'POSTGRESQL', host: '127.0.0.1', port: 1, database: 'test', username: 'bi', passwordEnv: 'BI_OPERATIONS_TEST_UNSET' }),
+      manifest('Connection', 'env', { connectionId: ENV_DB, name: 'Env password', vendor: 'POSTGRESQL', host: '127.0.0.1', port: 1, database: 'test', username: 'bi', passwordEnv: 'BI_CONN_OPERATIONS_TEST_UNSET' }),
     );
     await t.sync();
     t.write('pipelines/acme.yaml', manifest('Pipeline', 'acme', pipeline('ACME orders', ACME_DB, { schedule: { isEnabled: true, frequency: 'hourly', startTime: '10:15' } })));
@@ -129,7 +129,7 @@ describe('operations endpoints (pipelines, runs, connections) and their tenancy'
     });
     expect(byId[CLOSED_DB]).toMatchObject({ vendor: 'POSTGRESQL', host: '127.0.0.1', port: 1, database: 'test', owner: null, shared: true, credential: 'none', usedBy: { clients: [], vdms: [], pipelines: [] } });
     expect(byId[ENV_DB]).toMatchObject({ credential: 'passwordEnv', username: 'bi' });
-    expect(res.body).not.toContain('BI_OPERATIONS_TEST_UNSET');
+    expect(res.body).not.toContain('BI_CONN_OPERATIONS_TEST_UNSET');
     const refused = await get('/v1/bi/admin/connections', member);
     expect([refused.statusCode, refused.json()]).toEqual([403, { success: false, error: 'Admin role required' }]);
   });
@@ -139,7 +139,7 @@ describe('operations endpoints (pipelines, runs, connections) and their tenancy'
     expect(closed.statusCode).toBe(200);
     expect(closed.json().connection.lastTest).toEqual({ at: T0, ok: false, message: expect.stringContaining('Connection refused by 127.0.0.1:1/test'), durationMs: expect.any(Number), by: admin.userId });
     const env = (await post(`/v1/bi/admin/connections/${ENV_DB}/test`, admin)).json().connection.lastTest;
-    expect(env).toMatchObject({ ok: false, message: `Not tested, no password was sent: Connection ${ENV_DB}: environment variable BI_OPERATIONS_TEST_UNSET (passwordEnv) is not set` });
+    expect(env).toMatchObject({ ok: false, message: `Not tested, no password was sent: Connection ${ENV_DB}: environment variable BI_CONN_OPERATIONS_TEST_UNSET (passwordEnv) is not set` });
     const listed = (await get('/v1/bi/admin/connections', admin)).json().connections as { connectionId: string; lastTest: unknown }[];
     expect(listed.find((c) => c.connectionId === CLOSED_DB)?.lastTest).toEqual(closed.json().connection.lastTest);
     const unknown = await post('/v1/bi/admin/connections/D2026A09999/test', admin);

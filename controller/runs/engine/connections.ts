@@ -5,6 +5,7 @@ import { NotFoundError } from '../../errors.ts';
 import type { SecretStore } from '../../secrets/store.ts';
 import type { Store } from '../../store/db.ts';
 import type { ConnectionResolver, EgressPolicy, ResolvedConnection } from '../types.ts';
+import { passwordEnvRefusal, type StoredReachConnection } from '../reach.ts';
 
 export interface StoreConnectionResolverOptions {
   db: Store;
@@ -28,6 +29,23 @@ export interface ConnectionRow {
   secret_ref: string | null;
 }
 
+/** What the import check needs of a stored connection to decide its reach (runs/reach.ts); never the credential. */
+export function storedReachConnection(db: Store, connectionId: string): StoredReachConnection | undefined {
+  const row = db.statements
+    .prepare('SELECT connection_id, vendor, account_url, warehouse, database_name, password_env, secret_ref, shared FROM connections WHERE connection_id = ?')
+    .get(connectionId) as (Omit<ConnectionRow, 'schema_name' | 'username'> & { shared: number }) | undefined;
+  if (!row) return undefined;
+  return {
+    connectionId: row.connection_id,
+    vendor: row.vendor === 'POSTGRESQL' ? 'POSTGRESQL' : 'SNOWFLAKE',
+    ...(row.account_url ? { accountUrl: row.account_url } : {}),
+    ...(row.database_name ? { database: row.database_name } : {}),
+    ...(row.warehouse ? { warehouse: row.warehouse } : {}),
+    shared: row.shared === 1,
+    hasCredential: Boolean(row.password_env || row.secret_ref),
+  };
+}
+
 /**
  * Connections of the store with their credential: `passwordEnv` read from the environment, or the
  * `secretRef` decrypted by the SecretStore. A PostgreSQL connection's host and port come from its
@@ -43,10 +61,10 @@ export class StoreConnectionResolver implements ConnectionResolver {
   resolve(connectionId: string): ResolvedConnection {
     const row = this.#opts.db
       .prepare(
-        `SELECT connection_id, vendor, account_url, warehouse, database_name, schema_name, username, password_env, secret_ref
+        `SELECT connection_id, vendor, account_url, warehouse, database_name, schema_name, username, password_env, secret_ref, shared
          FROM connections WHERE connection_id = ?`,
       )
-      .get(connectionId) as ConnectionRow | undefined;
+      .get(connectionId) as (ConnectionRow & { shared: number }) | undefined;
     if (!row || (this.#opts.mayUse && !this.#opts.mayUse(connectionId))) throw new NotFoundError(`Connection ${connectionId} not found`);
     const vendor = row.vendor === 'POSTGRESQL' ? 'POSTGRESQL' : 'SNOWFLAKE';
     let password: string | undefined;
@@ -58,6 +76,9 @@ export class StoreConnectionResolver implements ConnectionResolver {
       password = this.#opts.secrets.reveal(row.secret_ref);
     }
     else if (row.password_env) {
+      // Stored before the rule, or written around the schema: the controller's own settings stay unread.
+      const refused = passwordEnvRefusal(row.password_env);
+      if (refused) throw new Error(`Connection ${connectionId}: ${refused}`);
       password = (this.#opts.env ?? process.env)[row.password_env];
       if (password === undefined) throw new Error(`Connection ${connectionId}: environment variable ${row.password_env} (passwordEnv) is not set`);
     }
@@ -72,6 +93,7 @@ export class StoreConnectionResolver implements ConnectionResolver {
       ...(row.username ? { username: row.username } : {}),
       ...(password !== undefined ? { password } : {}),
       ...(row.warehouse ? { warehouse: row.warehouse } : {}),
+      ...(row.shared === 1 ? { shared: true } : {}),
     };
   }
 }

@@ -1,5 +1,6 @@
 import { tmpdir } from 'node:os';
 import type { Batch, EngineInput, EngineResult, LogLevel, PipelineEngine, RejectedRow, Row, RunStep, StepProgress } from '../types.ts';
+import { RunReach } from '../reach.ts';
 import { realSleep, type Sleep } from './sources/api.ts';
 import { type LoadReport, type PendingWrite, type RunScope, type StepContext, type StepRunner } from './step.ts';
 import { DbLookupStep } from './steps/db-lookup.ts';
@@ -89,7 +90,7 @@ export class StreamingPipelineEngine implements PipelineEngine {
       sourceType: input.source.type,
       connections: input.connections,
       egress: input.egress,
-      filesDir: input.filesDir,
+      reach: new RunReach({ owner: input.owner ?? null, filesRoot: input.filesDir }),
       signal: input.signal,
       batchSize: this.#o.batchSize ?? 2000,
       tmpDir: this.#o.tmpDir ?? tmpdir(),

@@ -1,5 +1,6 @@
 import type { SourceType } from '../../kinds/pipeline/types.ts';
 import { isPlainObject } from '../../objects.ts';
+import type { RunReach } from '../reach.ts';
 import type { Batch, ConnectionResolver, EgressPolicy, LogLevel, Row, RunStep } from '../types.ts';
 
 /** What a step may do while it runs: refuse rows, log, see the cancel signal. */
@@ -54,7 +55,8 @@ export interface RunScope {
   readonly sourceType: SourceType;
   readonly connections: ConnectionResolver;
   readonly egress: EgressPolicy;
-  readonly filesDir: string;
+  /** What the run may reach by its pipeline's owner: credentials, pinned schemas, the files folder. Every step asks it. */
+  readonly reach: RunReach;
   readonly signal: AbortSignal;
   readonly batchSize: number;
   readonly tmpDir: string;

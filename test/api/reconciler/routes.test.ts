@@ -5,7 +5,7 @@ import { loginAs } from '../../helpers/auth.ts';
 import { manifest, makeTestApp, type TestApp } from '../../helpers/runtime.ts';
 
 const coreModel = (name: string) => manifest('CoreModel', name, { name, definition: {} });
-const connection = (name: string) => manifest('Connection', name, { name, vendor: 'SNOWFLAKE', passwordEnv: 'PW' });
+const connection = (name: string) => manifest('Connection', name, { name, vendor: 'SNOWFLAKE', passwordEnv: 'BI_CONN_PW' });
 
 describe('reconciler routes (directory mode)', () => {
   let t: TestApp;

@@ -35,7 +35,7 @@ export function manifest(kind: string, name: string, spec: Record<string, unknow
 
 export const coreModel = (name: string, title = name) => manifest('CoreModel', name, { name: title, definition: { columns: ['region'] } });
 export const connection = (name: string, title = name) =>
-  manifest('Connection', name, { name: title, vendor: 'SNOWFLAKE', accountUrl: 'https://acme.snowflakecomputing.com', passwordEnv: 'PW' });
+  manifest('Connection', name, { name: title, vendor: 'SNOWFLAKE', accountUrl: 'https://acme.snowflakecomputing.com', passwordEnv: 'BI_CONN_PW' });
 
 /** A bare "remote" and a second clone a human pushes from. */
 export class Remote {

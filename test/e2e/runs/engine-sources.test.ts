@@ -25,7 +25,8 @@ const json = (res: ServerResponse, status: number, body: unknown, headers: Recor
   res.end(JSON.stringify(body));
 };
 
-const API: ResolvedConnection = { connectionId: 'API', vendor: 'POSTGRESQL', password: 'tok-123' };
+/** An API connection whose address is the server: its credential goes there only (runs/reach.ts). */
+const apiConnection = (srv: { url: string }): ResolvedConnection => ({ connectionId: 'API', vendor: 'SNOWFLAKE', accountUrl: srv.url, password: 'tok-123' });
 
 describe('API source over a local HTTP server', () => {
   it('follows paginationKey (sent back as the query parameter of that name) until it is absent or null, with the array at rootKey', async () => {
@@ -40,7 +41,7 @@ describe('API source over a local HTTP server', () => {
     try {
       const { result } = await runEngine({
         source: { connectionId: 'API', type: 'api' },
-        connections: resolver({ API }),
+        connections: resolver({ API: apiConnection(srv) }),
         steps: steps(['source', { connectionId: 'API', endpoint: `${srv.url}/orders?since=1`, method: 'GET', paginated: true, paginationKey: 'next', rootKey: 'data' }]),
       });
       expect(result).toMatchObject({ status: 'succeeded', rowsRead: 4, rowsWritten: 4 });
@@ -63,14 +64,14 @@ describe('API source over a local HTTP server', () => {
       const delays: number[] = [];
       const sleep = async (ms: number) => void delays.push(ms);
       const ok = await runEngine(
-        { source: { connectionId: 'API', type: 'api' }, connections: resolver({ API }), steps: steps(['source', { connectionId: 'API', endpoint: srv.url }]) },
+        { source: { connectionId: 'API', type: 'api' }, connections: resolver({ API: apiConnection(srv) }), steps: steps(['source', { connectionId: 'API', endpoint: srv.url }]) },
         { sleep, apiBackoffBaseMs: 100 },
       );
       expect(ok.result).toMatchObject({ status: 'succeeded', rowsRead: 1 });
       expect(delays).toEqual([2000, 200]);
       delays.length = 0;
       const failed = await runEngine(
-        { source: { connectionId: 'API', type: 'api' }, connections: resolver({ API }), steps: steps(['source', { connectionId: 'API', endpoint: srv.url }]) },
+        { source: { connectionId: 'API', type: 'api' }, connections: resolver({ API: apiConnection(srv) }), steps: steps(['source', { connectionId: 'API', endpoint: srv.url }]) },
         { sleep, apiBackoffBaseMs: 100, apiMaxRetries: 3, apiBackoffMaxMs: 300 },
       );
       expect(failed.result.status).toBe('failed');
@@ -89,7 +90,7 @@ describe('API source over a local HTTP server', () => {
     });
     try {
       const { result, logs } = await runEngine(
-        { source: { connectionId: 'API', type: 'api' }, connections: resolver({ API }), steps: steps(['source', { connectionId: 'API', endpoint: srv.url }]) },
+        { source: { connectionId: 'API', type: 'api' }, connections: resolver({ API: apiConnection(srv) }), steps: steps(['source', { connectionId: 'API', endpoint: srv.url }]) },
         { apiTimeoutMs: 200 },
       );
       expect(result).toMatchObject({ status: 'succeeded', rowsRead: 1 });
@@ -106,10 +107,10 @@ describe('API source over a local HTTP server', () => {
     });
     try {
       const own = new NetworkEgressPolicy({ listen: { host: '127.0.0.1', port: srv.port } });
-      const a = await runEngine({ source: { connectionId: 'API', type: 'api' }, connections: resolver({ API }), egress: own, steps: steps(['source', { connectionId: 'API', endpoint: srv.url }]) });
+      const a = await runEngine({ source: { connectionId: 'API', type: 'api' }, connections: resolver({ API: apiConnection(srv) }), egress: own, steps: steps(['source', { connectionId: 'API', endpoint: srv.url }]) });
       expect(a.result.error).toBe(`step source-0 (step-1-0) failed: Egress to 127.0.0.1:${srv.port} is not allowed: it is the controller's own listening address`);
       const other = new NetworkEgressPolicy({ listen: { host: '127.0.0.1', port: 1 } });
-      const b = await runEngine({ source: { connectionId: 'API', type: 'api' }, connections: resolver({ API }), egress: other, steps: steps(['source', { connectionId: 'API', endpoint: srv.url }]) });
+      const b = await runEngine({ source: { connectionId: 'API', type: 'api' }, connections: resolver({ API: apiConnection(srv) }), egress: other, steps: steps(['source', { connectionId: 'API', endpoint: srv.url }]) });
       expect(b.result.error).toBe('step source-0 (step-1-0) failed: Egress to 169.254.169.254:80 is not allowed: 169.254.169.254 is a link-local (metadata) address');
     } finally {
       await srv.close();

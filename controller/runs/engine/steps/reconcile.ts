@@ -75,7 +75,7 @@ export class ReconcileStep implements StepRunner {
   async #mappedFields(): Promise<string[]> {
     if (!this.#custom) return [...new Set(this.#scope.mappedFields)];
     const file = configString(this.#config, 'mappingFile') ?? `mappings/${this.#scope.pipelineId}.json`;
-    const doc = await readJsonFile(this.#scope.filesDir, file).catch((err: Error) => {
+    const doc = await readJsonFile(this.#scope.reach.filesDir(), file).catch((err: Error) => {
       throw new Error(`screenMapEnabled: the custom mapping file ${file} could not be read: ${err.message}`);
     });
     return mappingFields(doc, file);

@@ -5,6 +5,7 @@ import { postgresTableRows } from '../sources/database.ts';
 import { formatOf, openInside, parseRows } from '../sources/files.ts';
 import { s3Rows } from '../sources/s3.ts';
 import { snowflakeTableRows } from '../sources/snowflake.ts';
+import type { RunReach } from '../../reach.ts';
 import { type RunScope, StepConfigError, type StepContext, type StepRunner, configString, isObject, requireString, sourceTypes } from '../step.ts';
 
 export interface ApiTuning {
@@ -15,9 +16,15 @@ export interface ApiTuning {
   sleep: Sleep;
 }
 
-/** The Authorization header an API connection carries: Basic with a username, Bearer with a password alone. */
-function authHeaders(conn: ResolvedConnection): Record<string, string> {
+/**
+ * The Authorization header an API connection carries to `url`: Basic with a username, Bearer with
+ * a password alone — only where the run's reach lets the credential go (its own origin), else the
+ * step fails naming the endpoint.
+ */
+function authHeaders(conn: ResolvedConnection, url: URL, reach: RunReach): Record<string, string> {
   if (!conn.password) return {};
+  const refused = reach.credentialRefusal(conn, url);
+  if (refused) throw new StepConfigError(`config.endpoint ${refused}`);
   if (conn.username) return { authorization: `Basic ${Buffer.from(`${conn.username}:${conn.password}`).toString('base64')}` };
   return { authorization: `Bearer ${conn.password}` };
 }
@@ -77,13 +84,14 @@ export class SourceStep implements StepRunner {
         } catch {
           throw new StepConfigError(`config.endpoint ${JSON.stringify(endpoint)} is not a URL`);
         }
+        const auth = authHeaders(conn, url, scope.reach);
         const headers = isObject(c.headers) ? Object.fromEntries(Object.entries(c.headers).map(([k, v]) => [k, String(v)])) : {};
         return apiRows({
           endpoint: url.href,
           method: (configString(c, 'method') ?? 'GET').toUpperCase(),
           rootKey: configString(c, 'rootKey'),
           paginationKey: c.paginated === false ? undefined : configString(c, 'paginationKey'),
-          headers: { ...headers, ...authHeaders(conn) },
+          headers: { ...headers, ...auth },
           egress: scope.egress,
           signal: scope.signal,
           batchSize,
@@ -119,7 +127,7 @@ export class SourceStep implements StepRunner {
   async *#fileRows(c: Record<string, unknown>, batchSize: number): AsyncIterable<Batch> {
     const path = configString(c, 'path') ?? configString(c, 'filePath') ?? requireString(c, 'fileName', 'file source (config.path)');
     const format = formatOf(path, c.format);
-    const handle = await openInside(this.#scope.filesDir, path);
+    const handle = await openInside(this.#scope.reach.filesDir(), path);
     const stream = handle.createReadStream();
     try {
       yield* parseRows(stream, { format, batchSize, delimiter: configString(c, 'delimiter'), rootKey: configString(c, 'rootKey') });

@@ -19,8 +19,8 @@ function store() {
 describe('StoreConnectionResolver', () => {
   it('reads host and port from the stored account URL and the password from passwordEnv', () => {
     const { db, secrets, add } = store();
-    add('PG1', { account_url: 'postgresql://db.internal:6543', database_name: 'sales', schema_name: 'rep', username: 'bi', password_env: 'PG1_PW' });
-    const r = new StoreConnectionResolver({ db, secrets, env: { PG1_PW: 's3cret' } });
+    add('PG1', { account_url: 'postgresql://db.internal:6543', database_name: 'sales', schema_name: 'rep', username: 'bi', password_env: 'BI_CONN_PG1_PW' });
+    const r = new StoreConnectionResolver({ db, secrets, env: { BI_CONN_PG1_PW: 's3cret' } });
     expect(r.resolve('PG1')).toEqual({
       connectionId: 'PG1',
       vendor: 'POSTGRESQL',
@@ -32,7 +32,16 @@ describe('StoreConnectionResolver', () => {
       username: 'bi',
       password: 's3cret',
     });
-    expect(() => new StoreConnectionResolver({ db, secrets, env: {} }).resolve('PG1')).toThrow('Connection PG1: environment variable PG1_PW (passwordEnv) is not set');
+    expect(() => new StoreConnectionResolver({ db, secrets, env: {} }).resolve('PG1')).toThrow('Connection PG1: environment variable BI_CONN_PG1_PW (passwordEnv) is not set');
+  });
+
+  it('reads no variable but a credential one (BI_CONN_*): a row stored before the rule cannot read the controller’s settings', () => {
+    const { db, secrets, add } = store();
+    add('PG5', { account_url: 'postgresql://127.0.0.1:5432', username: 'bi', password_env: 'BI_SECRET_KEY' });
+    add('PG6', { account_url: 'postgresql://127.0.0.1:5432', username: 'bi', password_env: 'bi_conn_lower' });
+    const r = new StoreConnectionResolver({ db, secrets, env: { BI_SECRET_KEY: 'the-controller-key', bi_conn_lower: 'x' } });
+    expect(() => r.resolve('PG5')).toThrow('Connection PG5: passwordEnv "BI_SECRET_KEY" must name a credential variable matching BI_CONN_[A-Z0-9_]+');
+    expect(() => r.resolve('PG6')).toThrow('Connection PG6: passwordEnv "bi_conn_lower" must name a credential variable matching BI_CONN_[A-Z0-9_]+');
   });
 
   it('decrypts a secretRef; no credential at all means trust auth (no password)', () => {
