@@ -49,27 +49,35 @@ function portOf(url: URL): number {
   return url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
 }
 
-/** One request, redirects followed by hand so every hop passes the egress check and goes to the address checked. */
+/** Headers that carry a credential: never sent past a redirect to another origin. */
+const CREDENTIAL_HEADER = /auth|cookie|token|key|secret|session|signature|password|credential/i;
+
+export function withoutCredentials(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => !CREDENTIAL_HEADER.test(name)));
+}
+
+/**
+ * One request, redirects followed by hand (at most MAX_REDIRECTS): every hop passes the egress
+ * check and goes to the address checked; a hop to another origin (scheme, host, port) drops every
+ * credential header for the rest of the chain.
+ */
 async function fetchChecked(url: URL, o: ApiSourceOptions, agents: SourceAgents): Promise<IncomingMessage> {
   let current = url;
+  let headers: Record<string, string> = { accept: 'application/json', ...o.headers };
+  let method = o.method;
   for (let hop = 0; ; hop++) {
     if (current.protocol !== 'http:' && current.protocol !== 'https:') throw new Error(`API URL ${current.href} must be http or https`);
     const addresses = await o.egress.endpoint(current.hostname, portOf(current));
-    const res = await pinnedRequest({
-      url: current,
-      method: o.method,
-      headers: { accept: 'application/json', ...o.headers },
-      addresses,
-      agents,
-      signal: o.signal,
-      timeoutMs: o.timeoutMs,
-    });
+    const res = await pinnedRequest({ url: current, method, headers, addresses, agents, signal: o.signal, timeoutMs: o.timeoutMs });
     const status = res.statusCode ?? 0;
     const location = res.headers.location;
     if (status < 300 || status >= 400 || !location) return res;
     res.destroy();
     if (hop >= MAX_REDIRECTS) throw new Error(`API ${url.href}: more than ${MAX_REDIRECTS} redirects`);
-    current = new URL(location, current);
+    const next = new URL(location, current);
+    if (next.origin !== current.origin) headers = withoutCredentials(headers);
+    if ((status === 303 && method !== 'HEAD') || ((status === 301 || status === 302) && method === 'POST')) method = 'GET';
+    current = next;
   }
 }
 

@@ -66,3 +66,45 @@ describe('API source: internal addresses are closed by default', () => {
     }
   });
 });
+
+describe('API source: redirects', () => {
+  const egress = egressPolicyFor(loadConfig({ PORT: '1', BI_PIPELINE_EGRESS: '127.0.0.1' }));
+  const headers = { cookie: 'sid=abc', 'x-api-key': 'k-1', 'x-trace': 't-1' };
+
+  it('a redirect to another origin (another port) carries no credential header; the same origin keeps them', async () => {
+    const other = await listen((_req, res) => rows(res));
+    const first = await listen((req, res) => {
+      if (req.url === '/start') return void res.writeHead(302, { location: '/moved' }).end();
+      res.writeHead(307, { location: `${other.url}/landing` }).end();
+    });
+    try {
+      const { result } = await runEngine({
+        source: { connectionId: 'API', type: 'api' },
+        connections: resolver({ API }),
+        egress,
+        steps: steps(['source', { connectionId: 'API', endpoint: `${first.url}/start`, headers }]),
+      });
+      expect(result).toMatchObject({ status: 'succeeded', rowsRead: 2 });
+      expect(first.requests.map((r) => [r.url, r.headers.authorization, r.headers.cookie, r.headers['x-api-key']])).toEqual([
+        ['/start', 'Bearer tok-123', 'sid=abc', 'k-1'],
+        ['/moved', 'Bearer tok-123', 'sid=abc', 'k-1'],
+      ]);
+      expect(other.requests).toHaveLength(1);
+      const landed = other.requests[0]?.headers ?? {};
+      expect([landed.authorization, landed['proxy-authorization'], landed.cookie, landed['x-api-key'], landed['x-trace']]).toEqual([undefined, undefined, undefined, undefined, 't-1']);
+    } finally {
+      await Promise.all([first.close(), other.close()]);
+    }
+  });
+
+  it('more than 5 redirects fail the step', async () => {
+    const loop = await listen((req, res) => void res.writeHead(302, { location: `/hop${Number(req.url?.slice(4) || 0) + 1}` }).end());
+    try {
+      const { result } = await apiRun(`${loop.url}/hop0`, egress);
+      expect(result.error).toBe(`step source-0 (step-1-0) failed: API ${loop.url}/hop0: more than 5 redirects`);
+      expect(loop.requests).toHaveLength(6);
+    } finally {
+      await loop.close();
+    }
+  });
+});
