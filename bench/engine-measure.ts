@@ -74,7 +74,7 @@ try {
       { id: 's3', type: 'load', name: 'Load', config: { connectionId: 'PG', tableName: 'dst', mode: 'replace' } },
     ],
     connections: { resolve: () => conn },
-    egress: { check: async () => {} },
+    egress: { check: async () => {}, endpoint: async () => [] },
     filesDir: '/nonexistent',
     signal: new AbortController().signal,
     hooks: { onStep: () => {}, onReject: () => {}, onLog: () => {} },

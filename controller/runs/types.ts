@@ -73,10 +73,22 @@ export interface ConnectionResolver {
   resolve(connectionId: string): ResolvedConnection;
 }
 
+/** An address a checked host resolved to: the one a connection is made to (never a second resolution). */
+export interface ResolvedAddress {
+  address: string;
+  family: 4 | 6;
+}
+
 /** Where a pipeline may connect (DESIGN: never the controller's own address, never 169.254.0.0/16; `BI_PIPELINE_EGRESS` allow-list when set). */
 export interface EgressPolicy {
   /** Throws a clear Error when `host:port` may not be reached. Called before every outbound connection. */
   check(host: string, port: number): Promise<void>;
+  /**
+   * A tenant's endpoint (api and s3 sources, each redirect hop): `check`, and no internal address
+   * (loopback, private, CGNAT, ULA…) unless `BI_PIPELINE_EGRESS` lists the host. Answers the
+   * checked addresses: the caller connects to these.
+   */
+  endpoint(host: string, port: number): Promise<ResolvedAddress[]>;
 }
 
 /** A stored step with its ID, as `readPipeline` answers it (config inherited from source/destination). */

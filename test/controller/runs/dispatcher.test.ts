@@ -28,7 +28,7 @@ describe('LocalRunDispatcher', () => {
       log: silentLogger(),
       concurrency,
       connections: () => ({ resolve: () => ({ connectionId: 'x', vendor: 'POSTGRESQL' }) }),
-      egress: { check: async () => undefined },
+      egress: { check: async () => undefined, endpoint: async () => [] },
       filesDir: t.dir,
     });
   }

@@ -27,7 +27,7 @@ function input(overrides: Partial<EngineInput> = {}) {
         return { connectionId: 'F1', vendor: 'POSTGRESQL' };
       },
     },
-    egress: { check: async () => undefined },
+    egress: { check: async () => undefined, endpoint: async () => [] },
     filesDir: dir,
     signal: new AbortController().signal,
     hooks: { onStep: (p) => seen.steps.push(p), onReject: (r) => seen.rejects.push(r), onLog: (l, m) => seen.logs.push([l, m]) },

@@ -100,16 +100,16 @@ describe('API source over a local HTTP server', () => {
     }
   });
 
-  it("egress: the controller's own address and port, and a redirect to a link-local address, are refused", async () => {
+  it("egress: the controller's own address and port, and a redirect to a link-local address, are refused even when BI_PIPELINE_EGRESS lists them", async () => {
     const srv = await httpServer((_req, res) => {
       res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' });
       res.end();
     });
     try {
-      const own = new NetworkEgressPolicy({ listen: { host: '127.0.0.1', port: srv.port } });
+      const own = new NetworkEgressPolicy({ listen: { host: '127.0.0.1', port: srv.port }, allowHosts: ['127.0.0.1'] });
       const a = await runEngine({ source: { connectionId: 'API', type: 'api' }, connections: resolver({ API: apiConnection(srv) }), egress: own, steps: steps(['source', { connectionId: 'API', endpoint: srv.url }]) });
       expect(a.result.error).toBe(`step source-0 (step-1-0) failed: Egress to 127.0.0.1:${srv.port} is not allowed: it is the controller's own listening address`);
-      const other = new NetworkEgressPolicy({ listen: { host: '127.0.0.1', port: 1 } });
+      const other = new NetworkEgressPolicy({ listen: { host: '127.0.0.1', port: 1 }, allowHosts: ['127.0.0.1', '169.254.169.254'] });
       const b = await runEngine({ source: { connectionId: 'API', type: 'api' }, connections: resolver({ API: apiConnection(srv) }), egress: other, steps: steps(['source', { connectionId: 'API', endpoint: srv.url }]) });
       expect(b.result.error).toBe('step source-0 (step-1-0) failed: Egress to 169.254.169.254:80 is not allowed: 169.254.169.254 is a link-local (metadata) address');
     } finally {
@@ -153,6 +153,22 @@ describe('S3 source against s3rver', () => {
     expect(await read('day/orders.csv')).toMatchObject({ status: 'succeeded', rowsRead: 2 });
     expect(await read('day/orders.ndjson')).toMatchObject({ status: 'succeeded', rowsRead: 3 });
     expect(await read('day/orders.json', { rootKey: 'items' })).toMatchObject({ status: 'succeeded', rowsRead: 2 });
+    const closed = await runEngine({
+      source: { connectionId: 'S3', type: 's3' },
+      connections: resolver({ S3: S3() }),
+      egress: new NetworkEgressPolicy({ listen: { host: '127.0.0.1', port: 1 } }),
+      steps: steps(['source', { connectionId: 'S3', bucket: 'exports', key: 'day/orders.csv' }]),
+    });
+    expect(closed.result.error).toBe(
+      `step source-0 (step-1-0) failed: Egress to 127.0.0.1:${new URL(endpoint).port} is not allowed: 127.0.0.1 is an internal (loopback) address; list the host in BI_PIPELINE_EGRESS to allow it`,
+    );
+    const listed = await runEngine({
+      source: { connectionId: 'S3', type: 's3' },
+      connections: resolver({ S3: S3() }),
+      egress: new NetworkEgressPolicy({ listen: { host: '127.0.0.1', port: 1 }, allowHosts: ['127.0.0.1'] }),
+      steps: steps(['source', { connectionId: 'S3', bucket: 'exports', key: 'day/orders.csv' }], ['validate', { rules: [] }]),
+    });
+    expect(listed.result).toMatchObject({ status: 'succeeded', rowsRead: 2 });
     const missing = await read('day/none.csv');
     expect(missing.status).toBe('failed');
     expect(missing.error).toMatch(/S3 object s3:\/\/exports\/day\/none.csv at 127\.0\.0\.1:\d+: does not exist/);

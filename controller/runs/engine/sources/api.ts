@@ -1,5 +1,7 @@
+import type { IncomingMessage } from 'node:http';
 import type { Batch, EgressPolicy, Row } from '../../types.ts';
 import { isObject } from '../step.ts';
+import { SourceAgents, pinnedRequest } from './http.ts';
 
 export type Sleep = (ms: number, signal: AbortSignal) => Promise<void>;
 
@@ -47,48 +49,74 @@ function portOf(url: URL): number {
   return url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
 }
 
-/** One request, redirects followed by hand so every hop passes the egress check. */
-async function fetchChecked(url: URL, o: ApiSourceOptions): Promise<Response> {
+/** Headers that carry a credential: never sent past a redirect to another origin. */
+const CREDENTIAL_HEADER = /auth|cookie|token|key|secret|session|signature|password|credential/i;
+
+export function withoutCredentials(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => !CREDENTIAL_HEADER.test(name)));
+}
+
+/**
+ * One request, redirects followed by hand (at most MAX_REDIRECTS): every hop passes the egress
+ * check and goes to the address checked; a hop to another origin (scheme, host, port) drops every
+ * credential header for the rest of the chain.
+ */
+async function fetchChecked(url: URL, o: ApiSourceOptions, agents: SourceAgents): Promise<IncomingMessage> {
   let current = url;
+  let headers: Record<string, string> = { accept: 'application/json', ...o.headers };
+  let method = o.method;
   for (let hop = 0; ; hop++) {
     if (current.protocol !== 'http:' && current.protocol !== 'https:') throw new Error(`API URL ${current.href} must be http or https`);
-    await o.egress.check(current.hostname, portOf(current));
-    const signal = AbortSignal.any([o.signal, AbortSignal.timeout(o.timeoutMs)]);
-    const res = await fetch(current, { method: o.method, headers: { accept: 'application/json', ...o.headers }, redirect: 'manual', signal });
-    if (res.status < 300 || res.status >= 400 || !res.headers.get('location')) return res;
-    await res.body?.cancel();
+    const addresses = await o.egress.endpoint(current.hostname, portOf(current));
+    const res = await pinnedRequest({ url: current, method, headers, addresses, agents, signal: o.signal, timeoutMs: o.timeoutMs });
+    const status = res.statusCode ?? 0;
+    const location = res.headers.location;
+    if (status < 300 || status >= 400 || !location) return res;
+    res.destroy();
     if (hop >= MAX_REDIRECTS) throw new Error(`API ${url.href}: more than ${MAX_REDIRECTS} redirects`);
-    current = new URL(res.headers.get('location') as string, current);
+    const next = new URL(location, current);
+    if (next.origin !== current.origin) headers = withoutCredentials(headers);
+    if ((status === 303 && method !== 'HEAD') || ((status === 301 || status === 302) && method === 'POST')) method = 'GET';
+    current = next;
   }
 }
 
 const retryable = (status: number): boolean => status === 429 || status >= 500;
 
+async function readAll(res: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of res) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
 /** A page's JSON, retrying 429/5xx/network failures with capped exponential backoff. */
-async function getPage(url: URL, o: ApiSourceOptions): Promise<unknown> {
+async function getPage(url: URL, o: ApiSourceOptions, agents: SourceAgents): Promise<unknown> {
   for (let attempt = 0; ; attempt++) {
     let problem: string;
     let retryAfterMs: number | undefined;
     try {
-      const res = await fetchChecked(url, o);
-      if (res.ok) {
+      const res = await fetchChecked(url, o, agents);
+      const status = res.statusCode ?? 0;
+      if (status >= 200 && status < 300) {
+        const body = await readAll(res);
         try {
-          return await res.json();
+          return JSON.parse(body.toString('utf8')) as unknown;
         } catch (err) {
-          throw new Error(`API ${url.href} answered ${res.status} with a body that is not JSON: ${(err as Error).message}`);
+          throw new Error(`API ${url.href} answered ${status} with a body that is not JSON: ${(err as Error).message}`);
         }
       }
-      await res.body?.cancel();
-      if (!retryable(res.status)) throw new Error(`API ${url.href} answered ${res.status} ${res.statusText}`.trim());
-      problem = `answered ${res.status}`;
-      const after = Number(res.headers.get('retry-after'));
-      if (Number.isFinite(after) && after >= 0 && res.headers.get('retry-after') !== null) retryAfterMs = after * 1000;
+      res.destroy();
+      if (!retryable(status)) throw new Error(`API ${url.href} answered ${status} ${res.statusMessage ?? ''}`.trim());
+      problem = `answered ${status}`;
+      const header = res.headers['retry-after'];
+      const after = Number(header);
+      if (header !== undefined && header !== '' && Number.isFinite(after) && after >= 0) retryAfterMs = after * 1000;
     } catch (err) {
       if (o.signal.aborted) throw err;
-      const e = err as Error & { cause?: { code?: string } };
-      const network = e.name === 'TimeoutError' || e.name === 'TypeError' || e.cause?.code !== undefined;
+      const e = err as Error & { code?: string };
+      const network = e.name === 'TimeoutError' || typeof e.code === 'string';
       if (!network) throw err;
-      problem = e.name === 'TimeoutError' ? `did not answer within ${o.timeoutMs} ms` : `failed: ${e.cause?.code ?? e.message}`;
+      problem = e.name === 'TimeoutError' ? `did not answer within ${o.timeoutMs} ms` : `failed: ${e.code ?? e.message}`;
     }
     if (attempt >= o.maxRetries) throw new Error(`API ${url.href} ${problem} (gave up after ${attempt + 1} attempts)`);
     const delay = Math.min(o.backoffMaxMs, retryAfterMs ?? o.backoffBaseMs * 2 ** attempt);
@@ -111,19 +139,24 @@ function at(doc: unknown, path: string): unknown {
 export async function* apiRows(o: ApiSourceOptions): AsyncIterable<Batch> {
   let url = new URL(o.endpoint);
   const seen = new Set<string>();
-  for (let page = 1; ; page++) {
-    const body = await getPage(url, o);
-    const items = o.rootKey ? at(body, o.rootKey) : body;
-    if (!Array.isArray(items)) throw new Error(`API ${url.href}: ${o.rootKey ? `rootKey ${o.rootKey}` : 'the response'} is not an array`);
-    for (let i = 0; i < items.length; i += o.batchSize) yield items.slice(i, i + o.batchSize).map((v: unknown): Row => (isObject(v) ? v : { value: v }));
-    if (!o.paginationKey) return;
-    const token = isObject(body) ? at(body, o.paginationKey) : undefined;
-    if (token === undefined || token === null || token === '') return;
-    const next = typeof token === 'object' ? JSON.stringify(token) : String(token);
-    if (seen.has(next)) throw new Error(`API pagination: token ${JSON.stringify(next)} came back twice (the server does not advance)`);
-    if (page >= o.maxPages) throw new Error(`API pagination: more than ${o.maxPages} pages`);
-    seen.add(next);
-    url = new URL(url);
-    url.searchParams.set(o.paginationKey, next);
+  const agents = new SourceAgents();
+  try {
+    for (let page = 1; ; page++) {
+      const body = await getPage(url, o, agents);
+      const items = o.rootKey ? at(body, o.rootKey) : body;
+      if (!Array.isArray(items)) throw new Error(`API ${url.href}: ${o.rootKey ? `rootKey ${o.rootKey}` : 'the response'} is not an array`);
+      for (let i = 0; i < items.length; i += o.batchSize) yield items.slice(i, i + o.batchSize).map((v: unknown): Row => (isObject(v) ? v : { value: v }));
+      if (!o.paginationKey) return;
+      const token = isObject(body) ? at(body, o.paginationKey) : undefined;
+      if (token === undefined || token === null || token === '') return;
+      const next = typeof token === 'object' ? JSON.stringify(token) : String(token);
+      if (seen.has(next)) throw new Error(`API pagination: token ${JSON.stringify(next)} came back twice (the server does not advance)`);
+      if (page >= o.maxPages) throw new Error(`API pagination: more than ${o.maxPages} pages`);
+      seen.add(next);
+      url = new URL(url);
+      url.searchParams.set(o.paginationKey, next);
+    }
+  } finally {
+    agents.close();
   }
 }

@@ -1,6 +1,9 @@
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
 import { Readable } from 'node:stream';
 import type { Batch, EgressPolicy, ResolvedConnection } from '../../types.ts';
 import { type FileFormat, parseRows } from './files.ts';
+import { pinnedLookup } from './http.ts';
 
 export interface S3SourceOptions {
   bucket: string;
@@ -28,7 +31,10 @@ export function s3Endpoint(conn: ResolvedConnection): URL {
 /** An object's rows (CSV, JSON or NDJSON), streamed from the service; the access key is the connection's username, the secret its password. */
 export async function* s3Rows(conn: ResolvedConnection, egress: EgressPolicy, o: S3SourceOptions): AsyncIterable<Batch> {
   const endpoint = s3Endpoint(conn);
-  await egress.check(endpoint.hostname, endpoint.port ? Number(endpoint.port) : endpoint.protocol === 'https:' ? 443 : 80);
+  const addresses = await egress.endpoint(endpoint.hostname, endpoint.port ? Number(endpoint.port) : endpoint.protocol === 'https:' ? 443 : 80);
+  // The SDK connects only to the addresses just checked (no second DNS answer).
+  const lookup = pinnedLookup(endpoint.hostname, addresses);
+  const agents = { httpAgent: new HttpAgent({ keepAlive: true, lookup }), httpsAgent: new HttpsAgent({ keepAlive: true, lookup }) };
   // Loaded on first use: the SDK is large, and most controllers never read from S3.
   const { GetObjectCommand, S3Client } = await import('@aws-sdk/client-s3');
   const client = new S3Client({
@@ -37,6 +43,7 @@ export async function* s3Rows(conn: ResolvedConnection, egress: EgressPolicy, o:
     forcePathStyle: true,
     credentials: { accessKeyId: conn.username ?? '', secretAccessKey: conn.password ?? '' },
     maxAttempts: 3,
+    requestHandler: agents,
   });
   try {
     const res = await client.send(new GetObjectCommand({ Bucket: o.bucket, Key: o.key }), { abortSignal: o.signal }).catch((err: Error) => {
@@ -46,5 +53,7 @@ export async function* s3Rows(conn: ResolvedConnection, egress: EgressPolicy, o:
     yield* parseRows(res.Body, { format: o.format, batchSize: o.batchSize, delimiter: o.delimiter, rootKey: o.rootKey });
   } finally {
     client.destroy();
+    agents.httpAgent.destroy();
+    agents.httpsAgent.destroy();
   }
 }

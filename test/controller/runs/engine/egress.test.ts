@@ -49,6 +49,68 @@ describe('NetworkEgressPolicy', () => {
     await expect(p.check('nowhere.invalid', 80)).rejects.toThrow('Host nowhere.invalid could not be resolved: ENOTFOUND');
   });
 
+  it('tenant endpoints (api, s3): every internal address refused by default, in every notation, after resolution', async () => {
+    const p = new NetworkEgressPolicy({ listen: { host: '127.0.0.1', port: 8080 }, lookup: dns });
+    const internal: [string, string][] = [
+      ['127.0.0.1', 'loopback'],
+      ['127.255.0.9', 'loopback'],
+      ['::1', 'loopback'],
+      ['[::1]', 'loopback'],
+      ['10.1.2.3', 'private'],
+      ['172.16.0.1', 'private'],
+      ['172.31.255.254', 'private'],
+      ['192.168.1.1', 'private'],
+      ['100.64.0.1', 'shared (CGNAT)'],
+      ['100.127.255.254', 'shared (CGNAT)'],
+      ['0.0.0.0', 'this-network'],
+      ['0.1.2.3', 'this-network'],
+      ['::', 'this-network'],
+      ['fc00::1', 'unique-local'],
+      ['fd12:3456::1', 'unique-local'],
+      ['fec0::1', 'site-local'],
+      ['::ffff:127.0.0.1', 'loopback'],
+      ['::ffff:7f00:1', 'loopback'],
+      ['[::ffff:7f00:1]', 'loopback'],
+      ['0:0:0:0:0:ffff:7f00:0001', 'loopback'],
+      ['::ffff:10.0.0.1', 'private'],
+      ['::ffff:a00:1', 'private'],
+      ['::127.0.0.1', 'loopback'],
+      ['::7f00:1', 'loopback'],
+      ['::ffff:0:7f00:1', 'loopback'],
+      ['64:ff9b::a00:1', 'private'],
+      ['2002:c0a8:101::1', 'private'],
+      ['me.local', 'loopback'],
+    ];
+    for (const [host, kind] of internal) {
+      await expect(p.endpoint(host, 80), host).rejects.toThrow(/is an internal \((.+)\) address; list the host in BI_PIPELINE_EGRESS to allow it$/);
+      await expect(p.endpoint(host, 80), host).rejects.toThrow(`(${kind})`);
+    }
+    for (const host of ['169.254.169.254', '::ffff:a9fe:a9fe', '::ffff:169.254.169.254', 'fe80::1', '2002:a9fe:a9fe::1']) {
+      await expect(p.endpoint(host, 80), host).rejects.toThrow(/is a link-local \(metadata\) address$/);
+    }
+    for (const host of ['93.184.216.34', '172.32.0.1', '100.128.0.1', '11.0.0.1', '2606:4700::1111', '::ffff:93.184.216.34']) {
+      await expect(p.endpoint(host, 443), host).resolves.toHaveLength(1);
+    }
+    // A name with one internal address among public ones is refused; the checked addresses come back.
+    const mixed = new NetworkEgressPolicy({ listen: { host: '127.0.0.1', port: 8080 }, lookup: lookup({ 'mixed.example': ['93.184.216.34', '192.168.0.10'], 'api.example.com': ['93.184.216.34', '2606:2800::1'] }) });
+    await expect(mixed.endpoint('mixed.example', 443)).rejects.toThrow('Egress to mixed.example:443 is not allowed: 192.168.0.10 is an internal (private) address; list the host in BI_PIPELINE_EGRESS to allow it');
+    expect(await mixed.endpoint('api.example.com', 443)).toEqual([{ address: '93.184.216.34', family: 4 }, { address: '2606:2800::1', family: 6 }]);
+  });
+
+  it('a host listed in BI_PIPELINE_EGRESS may be internal, but never link-local nor the controller itself; check() (databases, notifiers) keeps its rule', async () => {
+    const p = new NetworkEgressPolicy({ listen: { host: '127.0.0.1', port: 8080 }, lookup: dns, allowHosts: ['127.0.0.1', 'metadata.internal', '169.254.169.254', '10.0.0.7:9000'] });
+    expect(await p.endpoint('127.0.0.1', 9000)).toEqual([{ address: '127.0.0.1', family: 4 }]);
+    expect(await p.endpoint('10.0.0.7', 9000)).toEqual([{ address: '10.0.0.7', family: 4 }]);
+    await expect(p.endpoint('10.0.0.7', 9001)).rejects.toThrow(/not listed in BI_PIPELINE_EGRESS/);
+    await expect(p.endpoint('127.0.0.1', 8080)).rejects.toThrow(/own listening address/);
+    await expect(p.endpoint('169.254.169.254', 80)).rejects.toThrow(/link-local/);
+    await expect(p.endpoint('metadata.internal', 80)).rejects.toThrow(/169\.254\.169\.254 is a link-local/);
+    const open = new NetworkEgressPolicy({ listen: { host: '127.0.0.1', port: 8080 }, lookup: dns });
+    await expect(open.check('127.0.0.1', 5432)).resolves.toBeUndefined();
+    await expect(open.check('10.1.1.1', 5432)).resolves.toBeUndefined();
+    await expect(open.check('::ffff:a9fe:a9fe', 80)).rejects.toThrow(/link-local/);
+  });
+
   it('egressPolicyFor(config): the configured HOST/PORT and BI_PIPELINE_EGRESS', async () => {
     const p = egressPolicyFor(loadConfig({ HOST: '127.0.0.1', PORT: '8181', BI_PIPELINE_EGRESS: '127.0.0.1' }));
     await expect(p.check('127.0.0.1', 8181)).rejects.toThrow(/own listening address/);

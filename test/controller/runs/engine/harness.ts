@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { lookupAll } from '../../../../controller/runs/engine/egress.ts';
 import { StreamingPipelineEngine, type StreamingEngineOptions } from '../../../../controller/runs/engine/engine.ts';
 import type { StepContext, StepRunner } from '../../../../controller/runs/engine/step.ts';
 import type {
@@ -31,7 +32,11 @@ export async function runStep(runner: StepRunner, batches: Batch[]): Promise<{ o
   return { out, rejects };
 }
 
-export const allowAll: EgressPolicy = { check: async () => {} };
+/** Every host, resolved by the system (the engine tests' sources are loopback listeners). */
+export const allowAll: EgressPolicy = {
+  check: async () => {},
+  endpoint: async (host) => (await lookupAll(host.replace(/^\[|\]$/g, ''))).map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 })),
+};
 
 export function resolver(connections: Record<string, ResolvedConnection>): ConnectionResolver {
   return {
