@@ -49,6 +49,8 @@ export interface RuntimeOptions {
   auth?: Partial<AuthSettings>;
   /** Runs pipelines (tests inject a fake). */
   engine?: PipelineEngine;
+  /** The mass-prune guard's window for a folder's removals (default 10 s; tests with real time shorten it). */
+  pruneWindowMs?: number;
 }
 
 /** Where git mode keeps its working clone: one folder per repository URL under the data folder. */
@@ -134,6 +136,7 @@ export class Runtime {
       clock: this.clock,
       scheduler: opts.scheduler,
       random: opts.random,
+      pruneWindowMs: opts.pruneWindowMs,
     });
     source.connect(this.reconciler);
     this.submitter = new ManifestSubmitter({ writer: this.writer, reconciler: this.reconciler, track: (fn) => this.track(fn) });
