@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../controller/config.ts';
 import { createLogger } from '../controller/log.ts';
@@ -5,8 +6,10 @@ import { Runtime } from '../controller/runtime.ts';
 import type { SyncReport } from '../controller/reconciler/types.ts';
 import { redactUrl } from '../controller/lib/redact-url.ts';
 import { checkDataDirPlacement, checkStoreSource } from '../controller/store/source.ts';
+import { claimStore, CONTROL_SOCKET, releaseStore, updateClaim } from '../controller/store/owner.ts';
 import { removeStaleTempFiles } from '../controller/writers/directory.ts';
 import { buildApp } from './app.ts';
+import { listenControlSocket, MAX_SOCKET_PATH, type ControlSocket } from './control-socket.ts';
 
 export interface Server {
   app: FastifyInstance;
@@ -28,6 +31,21 @@ async function bootstrapAuth(runtime: Runtime): Promise<void> {
   await auth.warmUp();
 }
 
+/** The control socket `bictl sync` and `rollback` go through; none when its path is too long for a unix socket. */
+async function openControlSocket(runtime: Runtime, log: Server['runtime']['log']): Promise<ControlSocket | undefined> {
+  const path = join(runtime.config.dataDir, CONTROL_SOCKET);
+  if (Buffer.byteLength(path) > MAX_SOCKET_PATH) {
+    log.warn({ path }, 'data folder path too long for the control socket: bictl sync and rollback refuse while this server runs');
+    return undefined;
+  }
+  try {
+    return await listenControlSocket(runtime, path);
+  } catch (err) {
+    log.warn({ path, err: (err as Error).message }, 'no control socket: bictl sync and rollback refuse while this server runs');
+    return undefined;
+  }
+}
+
 /** How long a stop lets requests finish before it kills the git processes they wait on. */
 const DRAIN_GRACE_MS = 3000;
 
@@ -35,7 +53,15 @@ const DRAIN_GRACE_MS = 3000;
 export async function startServer(config: Config): Promise<Server> {
   const log = createLogger({ level: config.logLevel });
   checkDataDirPlacement(config);
-  const runtime = new Runtime({ config, log });
+  // One store, one writer: a second server (or a bictl sync in progress) on this store is refused.
+  claimStore(config.dataDir, 'serve', (o) => (o.role === 'serve' ? `stop it first, or give this one another BI_DB_PATH` : 'wait for it to finish'));
+  let runtime: Runtime;
+  try {
+    runtime = new Runtime({ config, log });
+  } catch (err) {
+    releaseStore(config.dataDir);
+    throw err;
+  }
   try {
     checkStoreSource(runtime.db, config, { record: true, adopt: config.adoptSource });
     if (!config.git) {
@@ -45,11 +71,22 @@ export async function startServer(config: Config): Promise<Server> {
     await bootstrapAuth(runtime);
   } catch (err) {
     await runtime.stop();
+    releaseStore(config.dataDir);
     throw err;
   }
   const app = await buildApp({ runtime, logger: log, trustProxy: config.trustProxy, timeouts: config.timeouts });
-  const url = await app.listen({ host: config.host, port: config.port });
+  let url: string;
+  try {
+    url = await app.listen({ host: config.host, port: config.port });
+  } catch (err) {
+    await app.close();
+    await runtime.stop();
+    releaseStore(config.dataDir);
+    throw err;
+  }
   runtime.runs.listening(Number(new URL(url).port));
+  const control = await openControlSocket(runtime, log);
+  updateClaim(config.dataDir, { url, socket: control?.path });
   log.info({ url, manifests: runtime.source.root, db: config.dbPath, git: config.git ? `${redactUrl(config.git.url)}#${config.git.branch}` : undefined }, 'listening');
   // Serve /healthz at once; /readyz turns 200 when the first full sync is done (a folder
   // source has its watches in place before it lists the folder, so nothing changed meanwhile is missed).
@@ -80,8 +117,10 @@ export async function startServer(config: Config): Promise<Server> {
         clearTimeout(grace);
         await runtime.source.stop();
         await drained;
+        await control?.close();
         await started;
         await runtime.stop();
+        releaseStore(config.dataDir);
       })()),
   };
 }

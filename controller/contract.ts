@@ -39,6 +39,11 @@ export interface SourceBatch {
   authors?: Map<string, string>;
   /** Confirms a prune the mass-prune guard would refuse. */
   allowMassPrune?: boolean;
+  /**
+   * delta: the source may deliver one change in several batches (a folder watcher): its removals
+   * wait for the mass-prune guard's window to close before they are pruned.
+   */
+  trickle?: boolean;
 }
 
 /** Where a source delivers its batches: the reconciler. */

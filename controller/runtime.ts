@@ -51,6 +51,8 @@ export interface RuntimeOptions {
   engine?: PipelineEngine;
   /** The compiled schemas (compiling them costs ~1 s: tests share one registry per file). */
   schemas?: SchemaRegistry;
+  /** The mass-prune guard's window for a folder's removals (default 10 s; tests with real time shorten it). */
+  pruneWindowMs?: number;
 }
 
 /** Where git mode keeps its working clone: one folder per repository URL under the data folder. */
@@ -136,6 +138,7 @@ export class Runtime {
       clock: this.clock,
       scheduler: opts.scheduler,
       random: opts.random,
+      pruneWindowMs: opts.pruneWindowMs,
     });
     source.connect(this.reconciler);
     this.submitter = new ManifestSubmitter({ writer: this.writer, reconciler: this.reconciler, track: (fn) => this.track(fn) });

@@ -8,7 +8,7 @@ import type { Store } from '../store/db.ts';
 import type { Applier, Clock } from '../types.ts';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.ts';
 import { DesiredState, INVALID_PREFIX, type KnownRow, type ScanMeta } from './desired.ts';
-import { massPruneRefusal, pruneOrder } from './prune-guard.ts';
+import { massPruneRefusal, PRUNE_WINDOW_MS, pruneOrder, RemovalWindow } from './prune-guard.ts';
 import { WorkQueue } from './queue.ts';
 import { Recorder, resultOf } from './record.ts';
 import { KeyReconciler, type KeyOutcome } from './reconcile-key.ts';
@@ -39,6 +39,8 @@ export interface ReconcilerOptions {
   backoff?: BackoffPolicy;
   /** A sync that would prune more than this share of the live objects is refused. */
   massPruneRatio?: number;
+  /** Removals within this long count together for the mass-prune guard (default 10 s). */
+  pruneWindowMs?: number;
   concurrency?: number;
 }
 
@@ -78,6 +80,12 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
   readonly #random: () => number;
   readonly #backoff: BackoffPolicy;
   readonly #massPruneRatio: number;
+  readonly #pruneWindowMs: number;
+  readonly #scheduler: Scheduler;
+  /** The removals of the last PRUNE_WINDOW_MS, counted together by the mass-prune guard. */
+  #window: RemovalWindow | undefined;
+  /** The held removals of the last closed window being pruned. */
+  #windowPrune: Promise<void> = Promise.resolve();
   readonly #desired: DesiredState;
   readonly #recorder: Recorder;
   readonly #keys: KeyReconciler;
@@ -96,6 +104,8 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
     this.#random = opts.random ?? Math.random;
     this.#backoff = opts.backoff ?? DEFAULT_BACKOFF;
     this.#massPruneRatio = opts.massPruneRatio ?? 0.5;
+    this.#pruneWindowMs = opts.pruneWindowMs ?? PRUNE_WINDOW_MS;
+    this.#scheduler = opts.scheduler ?? realScheduler;
     this.status = new StatusStore(opts.db);
     this.#desired = new DesiredState({ schemas: opts.schemas, exists: (p) => this.#read(p) !== null });
     this.#recorder = new Recorder({ status: this.status, clock: this.#clock, emit: (e) => this.emit('event', e) });
@@ -111,7 +121,7 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
     this.#queue = new WorkQueue<string, ReconcileResult>({
       process: (key) => this.#process(key),
       concurrency: opts.concurrency ?? 4,
-      scheduler: opts.scheduler ?? realScheduler,
+      scheduler: this.#scheduler,
     });
   }
 
@@ -163,7 +173,12 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
     const gone = full ? [...(index?.keys() ?? [])].filter((p) => !present.has(p)) : (batch.removed ?? []).filter(isManifestPath);
     const pruneKeys = gone.flatMap((p) => this.#forget(p));
     await this.#applyInOrder(keys, report, slice);
-    await this.#prune(pruneKeys, batch.allowMassPrune === true, report, slice);
+    if (full) {
+      await this.#prune(pruneKeys, batch.allowMassPrune === true, report, slice);
+      // A full sync counted every removal there is: the window's held removals were pruned or refused with it.
+      this.#closeWindow();
+    } else if (batch.trickle) this.#hold(pruneKeys, report);
+    else await this.#pruneInWindow(pruneKeys, batch.allowMassPrune === true, report, slice);
     if (full) {
       // A full sync sees the whole picture: a refusal it did not repeat no longer stands.
       const blocked = new Set(report.pruneBlocked?.keys ?? []);
@@ -245,11 +260,13 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
   }
 
   /** Waits until no reconcile is queued or running. */
-  idle(): Promise<void> {
-    return this.#queue.idle();
+  async idle(): Promise<void> {
+    await this.#windowPrune;
+    await this.#queue.idle();
   }
 
   stop(): void {
+    this.#closeWindow();
     this.#queue.stop();
   }
 
@@ -369,11 +386,74 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
     if (candidates.length === 0) return;
     const live = this.status.countLive();
     const refusal = allowMassPrune ? undefined : massPruneRefusal(candidates.length, live, this.#massPruneRatio);
+    if (refusal) return this.#block(candidates, refusal, live, report);
+    await this.#pruneNow(candidates, report, slice);
+  }
+
+  #block(candidates: StatusRecord[], refusal: string, live: number, report: SyncReport): void {
+    for (const c of candidates) this.#recorder.pruneBlocked(c, refusal);
+    report.pruneBlocked = { keys: candidates.map((c) => c.key), live, at: this.#clock().toISOString() };
+  }
+
+  /** The removal window now, opened (against the objects live now) when none is. */
+  #openWindow(): RemovalWindow {
+    if (this.#window) return this.#window;
+    let cancel = () => {};
+    const w = new RemovalWindow(this.status.countLive(), () => cancel());
+    cancel = this.#scheduler(() => this.#windowClosed(w), this.#pruneWindowMs);
+    this.#window = w;
+    return w;
+  }
+
+  #closeWindow(): void {
+    this.#window?.cancel();
+    this.#window = undefined;
+  }
+
+  /**
+   * Removals from a source that may deliver one change in several batches (a folder watcher):
+   * held until the window closes; refused together (every held one) once the window's removals
+   * exceed the guard's share of the objects.
+   */
+  #hold(keys: string[], report: SyncReport): void {
+    const candidates = this.#pruneCandidates(keys);
+    if (candidates.length === 0) return;
+    const w = this.#openWindow();
+    for (const c of candidates) w.held.add(c.key);
+    const refusal = w.refusal(0, this.#massPruneRatio);
+    if (!refusal) return;
+    w.blocked = true;
+    const held = [...w.held].map((k) => this.status.get(k)).filter((r): r is StatusRecord => r !== undefined && isLive(r));
+    this.#block(held, refusal, w.base, report);
+  }
+
+  /** Removals delivered whole (a git commit range): pruned now unless the window's removals, these included, are too many. */
+  async #pruneInWindow(keys: string[], allowMassPrune: boolean, report: SyncReport, slice: TimeSlice): Promise<void> {
+    const candidates = this.#pruneCandidates(keys);
+    if (candidates.length === 0) return;
+    const w = this.#openWindow();
+    const refusal = allowMassPrune ? undefined : w.refusal(candidates.length, this.#massPruneRatio);
     if (refusal) {
-      for (const c of candidates) this.#recorder.pruneBlocked(c, refusal);
-      report.pruneBlocked = { keys: candidates.map((c) => c.key), live, at: this.#clock().toISOString() };
-      return;
+      w.blocked = true;
+      return this.#block(candidates, refusal, w.base, report);
     }
+    w.pruned += candidates.length;
+    await this.#pruneNow(candidates, report, slice);
+  }
+
+  /** The window is over: its held removals go, unless it was refused or their files came back. */
+  #windowClosed(w: RemovalWindow): void {
+    if (this.#window !== w) return;
+    this.#window = undefined;
+    if (w.blocked) return;
+    const keys = [...w.held].filter((k) => this.#desired.get(k) === undefined);
+    if (keys.length === 0) return;
+    this.#windowPrune = this.#prune(keys, true, emptyReport(), new TimeSlice(SLICE_MS)).catch(() => {
+      /* each key's failure is recorded on its status row */
+    });
+  }
+
+  async #pruneNow(candidates: StatusRecord[], report: SyncReport, slice: TimeSlice): Promise<void> {
     for (const c of pruneOrder(candidates, this.#appliers)) {
       const r = await this.#queue.add(c.key);
       if (r?.phase === 'Pruned') report.pruned.push(c.key);

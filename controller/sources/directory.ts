@@ -252,7 +252,7 @@ export class DirectorySource implements ManifestSource {
         }
       }
       if (folderAppeared) await this.syncNow();
-      else if (files.length || removed.length) await this.#sink.apply({ type: 'delta', files, removed });
+      else if (files.length || removed.length) await this.#sink.apply({ type: 'delta', files, removed, trickle: true });
     } catch (err) {
       this.#onError(err instanceof Error ? err : new Error(String(err)));
     }

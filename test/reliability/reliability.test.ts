@@ -7,6 +7,7 @@ import { faultScenarios } from './faults.ts';
 import { fuzzScenarios } from './fuzz.ts';
 import { summaryLine, tally } from './harness.ts';
 import { limitScenarios } from './limits.ts';
+import { oneWriterScenarios } from './one-writer.ts';
 import { securityScenarios } from './security.ts';
 
 crashScenarios();
@@ -15,6 +16,7 @@ fuzzScenarios();
 faultScenarios();
 securityScenarios();
 limitScenarios();
+oneWriterScenarios();
 
 afterAll(() => {
   for (const s of tally.scenarios.filter((x) => x.state !== 'passed')) process.stdout.write(`  ${s.state}: ${s.name}${s.note ? ` — ${s.note}` : ''}\n`);

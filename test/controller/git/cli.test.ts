@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CliIO } from '../../../controller/cli/io.ts';
 import { main } from '../../../controller/cli/main.ts';
+import { listenControlSocket } from '../../../api/control-socket.ts';
+import { claimStore, CONTROL_SOCKET, releaseStore, updateClaim } from '../../../controller/store/owner.ts';
 import { connection, coreModel, makeGitRuntime, Remote, type GitTestRuntime } from './harness.ts';
 
 function bufferIO(env: NodeJS.ProcessEnv): CliIO & { lines: string[]; errors: string[] } {
@@ -68,6 +70,27 @@ describe('bictl status and bictl rollback', () => {
     await t.poll();
     expect(t.rt.db.prepare("SELECT name FROM connections WHERE manifest_key = 'Connection/wh'").get()).toEqual({ name: 'Warehouse' });
     expect(t.rt.reconciler.status.get('Connection/wh')?.lastAppliedRevision).toBe(sha);
+  });
+
+  it('with a server on the store, rollback goes through its control socket: reverted and applied at once', async () => {
+    remote.write('manifests/connections/wh.yaml', connection('wh', 'Bad change'));
+    const bad = remote.push('bad change');
+    await t.poll();
+    const data = t.rt.config.dataDir;
+    claimStore(data, 'serve', () => 'stop it first');
+    const control = await listenControlSocket(t.rt, join(data, CONTROL_SOCKET));
+    updateClaim(data, { socket: control.path });
+    try {
+      const io = bufferIO(env);
+      expect(await main(['node', 'bictl', 'rollback', bad], io)).toBe(0);
+      const [sha] = remote.log()[0].split('|');
+      expect(io.lines).toEqual([`reverted ${bad} with ${sha} on main through the server (pid ${process.pid}), which applied it:`, '1 applied, 0 unchanged, 0 pruned, 0 failed, 0 invalid']);
+      // Applied by the server's own reconciler, no poll needed.
+      expect(t.rt.db.prepare("SELECT name FROM connections WHERE manifest_key = 'Connection/wh'").get()).toEqual({ name: 'Warehouse' });
+    } finally {
+      await control.close();
+      releaseStore(data);
+    }
   });
 
   it('rollback of an unknown revision fails clearly', async () => {

@@ -69,7 +69,8 @@ describe('DirectorySource (real watcher)', () => {
   it('drives the reconciler end to end: add, edit (atomic save), broken file, delete', async () => {
     const manifests = join(dir, 'manifests');
     const config = loadConfig({}, { manifestsDir: manifests, dbPath: join(dir, 'data', 'bi.sqlite'), dataDir: join(dir, 'data') });
-    const rt = new Runtime({ config });
+    // A removal waits out the mass-prune guard's window (10 s by default) before it is pruned.
+    const rt = new Runtime({ config, pruneWindowMs: 50 });
     await rt.start();
     const status = (key: string) => rt.reconciler.status.get(key);
     try {
