@@ -34,6 +34,10 @@ export interface Config {
   pipelineFilesDir: string;
   /** BI_PIPELINE_EGRESS: hosts (`host` or `host:port`) pipelines may reach; empty = any but the forbidden ones. */
   pipelineEgress: string[];
+  /** BI_SCHEDULE_MIN_INTERVAL: a schedule fires at most once per this (a more frequent one is refused). */
+  scheduleMinIntervalMs: number;
+  /** BI_RUN_RETENTION: finished runs older than this are deleted (the last 20 of each pipeline are kept). */
+  runRetentionMs: number;
   auth: AuthConfig;
 }
 
@@ -81,12 +85,12 @@ const num = (v: string | undefined, fallback: number): number => {
   return v !== undefined && v !== '' && Number.isFinite(n) ? n : fallback;
 };
 
-/** Reads a duration: plain milliseconds, or `30s`, `5m`, `250ms`. */
+/** Reads a duration: plain milliseconds, or `30s`, `5m`, `250ms`, `30d`. */
 export function parseDuration(v: string | undefined, fallbackMs: number): number {
   if (!v) return fallbackMs;
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(v.trim());
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$/.exec(v.trim());
   if (!m) return fallbackMs;
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] ?? 's'] as number;
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] ?? 's'] as number;
   return Math.round(Number(m[1]) * unit);
 }
 
@@ -124,6 +128,14 @@ function positiveMs(name: string, v: string | undefined, fallback: number): numb
   const ms = parseDuration(v, Number.NaN);
   if (!Number.isFinite(ms) || ms <= 0) throw new Error(`${name}: expected a duration such as 30s or 2m, got ${JSON.stringify(v)}`);
   return ms;
+}
+
+export const DEFAULT_SCHEDULE_MIN_INTERVAL_MS = 60_000;
+export const DEFAULT_RUN_RETENTION_MS = 30 * 86_400_000;
+
+/** BI_SCHEDULE_MIN_INTERVAL (also read by `bictl validate`, which needs no other setting). */
+export function scheduleMinInterval(env: NodeJS.ProcessEnv = process.env): number {
+  return positiveMs('BI_SCHEDULE_MIN_INTERVAL', env.BI_SCHEDULE_MIN_INTERVAL, DEFAULT_SCHEDULE_MIN_INTERVAL_MS);
 }
 
 function authConfig(env: NodeJS.ProcessEnv): AuthConfig {
@@ -175,6 +187,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     runConcurrency: Math.max(1, Math.floor(num(env.BI_RUN_CONCURRENCY, 2))),
     pipelineFilesDir: resolve(env.BI_PIPELINE_FILES_DIR || resolve(dbPath, '..', 'pipeline-files')),
     pipelineEgress: (env.BI_PIPELINE_EGRESS ?? '').split(',').map((h) => h.trim()).filter(Boolean),
+    scheduleMinIntervalMs: scheduleMinInterval(env),
+    runRetentionMs: positiveMs('BI_RUN_RETENTION', env.BI_RUN_RETENTION, DEFAULT_RUN_RETENTION_MS),
     auth: authConfig(env),
     ...overrides,
   };

@@ -133,7 +133,7 @@ export class Runtime {
     this.reconciler = new Reconciler({
       db: this.db,
       schemas: this.schemas,
-      appliers: opts.appliers ?? defaultAppliers(),
+      appliers: opts.appliers ?? defaultAppliers({ scheduleMinIntervalMs: opts.config.scheduleMinIntervalMs }),
       read: (path) => source.read(path),
       clock: this.clock,
       scheduler: opts.scheduler,

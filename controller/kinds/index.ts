@@ -4,9 +4,10 @@ import { connectionApplier } from './connection/applier.ts';
 import { coreModelApplier } from './coremodel/applier.ts';
 import { dashboardApplier } from './dashboard/applier.ts';
 import { notifierApplier } from './notifier/applier.ts';
-import { pipelineApplier } from './pipeline/applier.ts';
+import { createPipelineApplier } from './pipeline/applier.ts';
 
 /** Every kind the controller reconciles; the reconcile loop gets them from here and knows no kind itself. */
-export function defaultAppliers(): Applier[] {
+export function defaultAppliers(opts: { scheduleMinIntervalMs?: number } = {}): Applier[] {
+  const pipelineApplier = createPipelineApplier({ scheduleMinIntervalMs: opts.scheduleMinIntervalMs });
   return [coreModelApplier, connectionApplier, clientApplier, dashboardApplier, pipelineApplier, notifierApplier] as Applier[];
 }

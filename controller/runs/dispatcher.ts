@@ -7,7 +7,8 @@ import { readPipeline } from '../kinds/pipeline/store.ts';
 import { pipelineOwner } from '../authz/ownership.ts';
 import type { Logger } from '../log.ts';
 import type { Clock } from '../types.ts';
-import { pipelineConnections } from './access.ts';
+import { pipelineClient, pipelineConnections } from './access.ts';
+import { nextFairRun, type Tenant, type WaitingRun } from './fairness.ts';
 import { RunRecorder } from './recorder.ts';
 import type { RunStore, RunView } from './store.ts';
 import type { ConnectionResolver, EgressPolicy, EngineResult, PipelineEngine, RunTrigger, StepProgress } from './types.ts';
@@ -68,14 +69,18 @@ const pendingSteps = (steps: { id: string; type: StepProgress['type']; name: str
   steps.map((s) => ({ stepId: s.id, type: s.type, name: s.name, status: 'pending', rowsIn: 0, rowsOut: 0, rowsRejected: 0, durationMs: 0, message: null }));
 
 /**
- * Runs pipelines in this process, at most `concurrency` at once, first come first served.
- * Emits `progress` (runId) after each recorded flush and `finished` (RunView) at a run's end.
+ * Runs pipelines in this process, at most `concurrency` at once; waiting runs start
+ * round-robin across tenants (fairness.ts). Emits `progress` (runId) after each recorded flush and `finished` (RunView) at a run's end.
  */
 export class LocalRunDispatcher extends EventEmitter implements RunDispatcher {
   readonly #opts: LocalRunDispatcherOptions;
   readonly #owner: string;
-  readonly #queue: string[] = [];
-  readonly #running = new Map<string, AbortController>();
+  /** Waiting runs in the order they were queued; the next is chosen by nextFairRun. */
+  readonly #queue: WaitingRun[] = [];
+  readonly #running = new Map<string, { controller: AbortController; tenant: Tenant }>();
+  /** Per tenant, the sequence number of its last started run (the round-robin turn). */
+  readonly #lastStarted = new Map<Tenant, number>();
+  #starts = 0;
   readonly #executions = new Set<Promise<void>>();
   readonly #waiters = new Map<string, ((run: RunView) => void)[]>();
   #closing = false;
@@ -106,7 +111,7 @@ export class LocalRunDispatcher extends EventEmitter implements RunDispatcher {
     if (!pipeline) throw new NotFoundError(`Pipeline ${pipelineId} not found`);
     const run = this.#opts.store.create({ pipelineId, trigger, actor, owner: this.#owner, steps: pendingSteps(pipeline.steps) });
     this.#opts.log.info({ runId: run.runId, pipelineId, trigger }, 'run queued');
-    this.#queue.push(run.runId);
+    this.#queue.push({ runId: run.runId, tenant: pipelineClient(this.#opts.db, pipelineId) ?? null, queuedAt: Date.parse(run.queuedAt) });
     this.#pump();
     return this.#opts.store.get(run.runId) as RunView;
   }
@@ -116,7 +121,7 @@ export class LocalRunDispatcher extends EventEmitter implements RunDispatcher {
     const run = store.get(runId);
     if (!run) throw new NotFoundError(`Run ${runId} not found`);
     if (run.status === 'queued' && store.cancelQueued(runId)) {
-      const i = this.#queue.indexOf(runId);
+      const i = this.#queue.findIndex((w) => w.runId === runId);
       if (i >= 0) this.#queue.splice(i, 1);
       const cancelled = store.get(runId) as RunView;
       this.#opts.log.info({ runId }, 'run cancelled while queued');
@@ -126,7 +131,7 @@ export class LocalRunDispatcher extends EventEmitter implements RunDispatcher {
     const now = store.get(runId) as RunView;
     if (now.status === 'queued' || now.status === 'running') {
       store.requestCancel(runId);
-      this.#running.get(runId)?.abort(new Error('cancelled'));
+      this.#running.get(runId)?.controller.abort(new Error('cancelled'));
       this.#opts.log.info({ runId }, 'run cancel requested');
       return store.get(runId) as RunView;
     }
@@ -149,8 +154,8 @@ export class LocalRunDispatcher extends EventEmitter implements RunDispatcher {
   /** Stops: queued runs and running ones (told to stop) end `failed` (`interrupted`). */
   async close(): Promise<void> {
     this.#closing = true;
-    for (const runId of this.#queue.splice(0)) this.#interrupt(runId, 'queued');
-    for (const c of this.#running.values()) c.abort(new Error('shutdown'));
+    for (const { runId } of this.#queue.splice(0)) this.#interrupt(runId, 'queued');
+    for (const { controller } of this.#running.values()) controller.abort(new Error('shutdown'));
     await this.idle();
   }
 
@@ -171,10 +176,14 @@ export class LocalRunDispatcher extends EventEmitter implements RunDispatcher {
 
   #pump(): void {
     while (!this.#closing && this.#running.size < this.#opts.concurrency && this.#queue.length) {
-      const runId = this.#queue.shift() as string;
+      const next = nextFairRun(this.#queue, { active: this.#activeByTenant(), lastStarted: this.#lastStarted });
+      if (!next) break;
+      this.#queue.splice(this.#queue.indexOf(next), 1);
+      const { runId, tenant } = next;
       if (!this.#opts.store.markRunning(runId, this.#owner)) continue;
+      this.#lastStarted.set(tenant, ++this.#starts);
       const controller = new AbortController();
-      this.#running.set(runId, controller);
+      this.#running.set(runId, { controller, tenant });
       const execution = this.#execute(runId, controller)
         .catch((err: Error) => this.#opts.log.error({ runId, err: err.message }, 'run bookkeeping failed'))
         .finally(() => {
@@ -184,6 +193,12 @@ export class LocalRunDispatcher extends EventEmitter implements RunDispatcher {
         });
       this.#executions.add(execution);
     }
+  }
+
+  #activeByTenant(): Map<Tenant, number> {
+    const active = new Map<Tenant, number>();
+    for (const { tenant } of this.#running.values()) active.set(tenant, (active.get(tenant) ?? 0) + 1);
+    return active;
   }
 
   async #execute(runId: string, controller: AbortController): Promise<void> {

@@ -91,7 +91,7 @@ export class PipelineRuns {
       filesDir: config.pipelineFilesDir,
       owner: opts.owner,
     });
-    this.schedules = new ScheduleRunner({ db, dispatcher: this.dispatcher, clock, scheduler, log });
+    this.schedules = new ScheduleRunner({ db, dispatcher: this.dispatcher, clock, scheduler, log, minIntervalMs: config.scheduleMinIntervalMs });
     const onFinished = opts.onFinished;
     if (onFinished) {
       this.dispatcher.on('finished', (run: RunView) => {

@@ -5,6 +5,7 @@ import { nextRunAt } from '../kinds/pipeline/schedule.ts';
 import type { PipelineSchedule } from '../kinds/pipeline/types.ts';
 import type { Logger } from '../log.ts';
 import type { Clock } from '../types.ts';
+import { DEFAULT_SCHEDULE_MIN_INTERVAL_MS } from '../config.ts';
 import type { RunDispatcher } from './dispatcher.ts';
 import { ActiveRunError } from './store.ts';
 
@@ -17,6 +18,11 @@ export interface ScheduleRunnerOptions {
   clock: Clock;
   scheduler: Scheduler;
   log: Logger;
+  /**
+   * BI_SCHEDULE_MIN_INTERVAL: a pipeline's fires are at least this far apart, whatever its
+   * stored schedule says (pipelines stored before the rule); the fires in between collapse.
+   */
+  minIntervalMs?: number;
 }
 
 interface ScheduledRow {
@@ -88,6 +94,7 @@ export class ScheduleRunner {
          WHERE p.schedule IS NOT NULL`,
       )
       .all() as ScheduledRow[];
+    const minInterval = this.#opts.minIntervalMs ?? DEFAULT_SCHEDULE_MIN_INTERVAL_MS;
     let earliest: number | undefined;
     for (const row of rows) {
       const schedule = fromJson<PipelineSchedule | null>(row.schedule, null);
@@ -95,14 +102,21 @@ export class ScheduleRunner {
       const since = new Date(row.handled_at ?? row.created_at);
       const due = nextRunAt(schedule, since, created);
       if (!due) continue;
-      if (due.getTime() <= now.getTime()) {
+      let handled = row.handled_at === null ? undefined : Date.parse(row.handled_at);
+      const allowed = handled === undefined ? Number.NEGATIVE_INFINITY : handled + minInterval;
+      const fires = due.getTime() <= now.getTime() && now.getTime() >= allowed;
+      if (fires) {
         await this.#fire(row.pipeline_id, due);
         db.prepare(
           'INSERT INTO pipeline_schedule_state (pipeline_id, handled_at) VALUES (?, ?) ON CONFLICT (pipeline_id) DO UPDATE SET handled_at = excluded.handled_at',
         ).run(row.pipeline_id, now.toISOString());
+        handled = now.getTime();
       }
-      const next = nextRunAt(schedule, now, created);
-      if (next && (earliest === undefined || next.getTime() < earliest)) earliest = next.getTime();
+      // A fire due too soon after the last one waits for the minimum interval (then fires once).
+      const next = fires ? nextRunAt(schedule, now, created) : due;
+      if (!next) continue;
+      const at = Math.max(next.getTime(), handled === undefined ? Number.NEGATIVE_INFINITY : handled + minInterval);
+      if (earliest === undefined || at < earliest) earliest = at;
     }
     // Nothing upcoming: no timer; an applied or pruned Pipeline makes it look again (refresh).
     if (this.#stopped || earliest === undefined) return;

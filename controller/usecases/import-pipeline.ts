@@ -47,7 +47,7 @@ export class ImportPipeline {
    * of its clients.
    */
   check(body: unknown, caller: Principal): PipelineSpec {
-    const checked = validatePipelinePayload(this.#rt.schemas, body);
+    const checked = validatePipelinePayload(this.#rt.schemas, body, { scheduleMinIntervalMs: this.#rt.config.scheduleMinIntervalMs });
     if (!checked.ok) throw new ValidationError([], checked.message);
     const spec = checked.spec;
     const connections = pipelineConnections(spec);

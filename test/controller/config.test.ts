@@ -72,6 +72,14 @@ describe('loadConfig', () => {
     expect([parseDuration('250ms', 1), parseDuration('30s', 1), parseDuration('2', 1), parseDuration('1h', 1), parseDuration('x', 7)]).toEqual([
       250, 30_000, 2000, 3_600_000, 7,
     ]);
+    expect(parseDuration('30d', 1)).toBe(30 * 86_400_000);
+  });
+
+  it('reads BI_SCHEDULE_MIN_INTERVAL (default 1m) and BI_RUN_RETENTION (default 30d), refusing what is not a duration', () => {
+    expect(loadConfig({})).toMatchObject({ scheduleMinIntervalMs: 60_000, runRetentionMs: 30 * 86_400_000 });
+    expect(loadConfig({ BI_SCHEDULE_MIN_INTERVAL: '5s', BI_RUN_RETENTION: '7d' })).toMatchObject({ scheduleMinIntervalMs: 5000, runRetentionMs: 7 * 86_400_000 });
+    expect(() => loadConfig({ BI_SCHEDULE_MIN_INTERVAL: 'often' })).toThrow('BI_SCHEDULE_MIN_INTERVAL: expected a duration such as 30s or 2m, got "often"');
+    expect(() => loadConfig({ BI_RUN_RETENTION: '0' })).toThrow('BI_RUN_RETENTION: expected a duration');
   });
 });
 

@@ -41,15 +41,15 @@ export function testSchemas(): SchemaRegistry {
   return sharedSchemas;
 }
 
-/** A runtime on a temp folder and store, with a fake clock and a manual scheduler. */
-export async function makeTestRuntime(opts: Partial<RuntimeOptions> & { dir?: string } = {}): Promise<TestRuntime> {
+/** A runtime on a temp folder and store, with a fake clock and a manual scheduler; `env` is read as the configuration's environment. */
+export async function makeTestRuntime(opts: Partial<RuntimeOptions> & { dir?: string; env?: NodeJS.ProcessEnv } = {}): Promise<TestRuntime> {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'bi-test-'));
   const manifests = join(dir, 'manifests');
   mkdirSync(manifests, { recursive: true });
   const clock = new FakeClock();
   const scheduler = new ManualScheduler();
   const source = new DirectorySource({ root: manifests, watch: false });
-  const config = loadConfig({}, { manifestsDir: manifests, dbPath: join(dir, 'data', 'bi.sqlite'), dataDir: join(dir, 'data') });
+  const config = loadConfig(opts.env ?? {}, { manifestsDir: manifests, dbPath: join(dir, 'data', 'bi.sqlite'), dataDir: join(dir, 'data') });
   const rt = new Runtime({ config, clock: clock.now, scheduler: scheduler.schedule, random: () => 0, source, schemas: testSchemas(), ...opts });
   await rt.start();
   const t: TestRuntime = {
@@ -85,7 +85,7 @@ export interface TestApp extends TestRuntime {
 }
 
 /** The HTTP app on a test runtime; drive it with `app.inject()`. */
-export async function makeTestApp(opts: Partial<RuntimeOptions> & { dir?: string } = {}): Promise<TestApp> {
+export async function makeTestApp(opts: Partial<RuntimeOptions> & { dir?: string; env?: NodeJS.ProcessEnv } = {}): Promise<TestApp> {
   const t = await makeTestRuntime(opts);
   return withApp(t, await buildApp({ runtime: t.rt }));
 }

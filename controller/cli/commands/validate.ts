@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
+import { scheduleMinInterval } from '../../config.ts';
 import { formatProblem } from '../../errors.ts';
 import { defaultAppliers } from '../../kinds/index.ts';
 import { parseManifest } from '../../manifest/loader.ts';
@@ -13,7 +14,7 @@ import type { CommandContext } from '../context.ts';
  */
 export async function validateDir(target: string): Promise<{ files: number; problems: string[] }> {
   const schemas = new SchemaRegistry();
-  const appliers = new Map(defaultAppliers().map((a) => [a.kind, a]));
+  const appliers = new Map(defaultAppliers({ scheduleMinIntervalMs: scheduleMinInterval() }).map((a) => [a.kind, a]));
   const info = await stat(target).catch((err: NodeJS.ErrnoException) => {
     throw new Error(err.code === 'ENOENT' ? `${target}: no such file or directory` : `${target}: ${err.message}`);
   });

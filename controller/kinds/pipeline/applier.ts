@@ -4,7 +4,7 @@ import { toJson } from '../json.ts';
 import { resolveSteps } from './normalize.ts';
 import { readPipelineRow, readStepRows } from './store.ts';
 import type { PipelineSpec } from './types.ts';
-import { semanticProblems } from './validate.ts';
+import { semanticProblems, type SemanticOptions } from './validate.ts';
 import { ownerOfConnections, pipelineConnections, pipelineOwner } from '../../authz/ownership.ts';
 import { StepError } from '../../errors.ts';
 
@@ -81,6 +81,11 @@ export const pipelineApplier: Applier<PipelineSpec> = {
     ctx.db.statements.prepare('DELETE FROM pipelines WHERE pipeline_id = ?').run(id);
   },
 };
+
+/** The Pipeline applier with this controller's settings (BI_SCHEDULE_MIN_INTERVAL). */
+export function createPipelineApplier(opts: SemanticOptions): Applier<PipelineSpec> {
+  return { ...pipelineApplier, lint: (manifest) => semanticProblems(manifest.spec, 'spec', opts) };
+}
 
 /**
  * Makes the stored steps of `pipelineId` equal `wanted`, position by position. `stamp` gives

@@ -1,14 +1,18 @@
 import { createRequire } from 'node:module';
-import type { CronExpressionParser as Parser } from 'cron-parser';
+import type { CronExpression as Expression, CronExpressionParser as Parser, CronFieldCollection as Fields } from 'cron-parser';
 import type { PipelineSchedule } from './types.ts';
 
 const require = createRequire(import.meta.url);
-let parser: typeof Parser | undefined;
+let library: typeof import('cron-parser') | undefined;
 
 /** cron-parser (and its date library, ~8 MB) is loaded on first use: most controllers schedule nothing. */
+function cronLibrary(): typeof import('cron-parser') {
+  library ??= require('cron-parser') as typeof import('cron-parser');
+  return library;
+}
+
 function cron(): typeof Parser {
-  parser ??= (require('cron-parser') as typeof import('cron-parser')).CronExpressionParser;
-  return parser;
+  return cronLibrary().CronExpressionParser;
 }
 
 const HOUR = 3_600_000;
@@ -101,4 +105,97 @@ function nextCron(expression: string, start: Date, now: Date): Date | null {
   } catch {
     return null;
   }
+}
+
+const SECOND = 1000;
+/** Fire days looked at for two consecutive ones: five years hold a 29 February. */
+const DAYS_LOOKED_AT = 5 * 366;
+const FIXED_FROM = new Date(Date.UTC(2026, 0, 1));
+
+/**
+ * The shortest time between two consecutive fires of a schedule, in ms, when it is shorter
+ * than `limitMs`; undefined otherwise, and when it fires at most once (`once`) or the cron
+ * expression does not parse. `monthly` counts as 28 days. (Whether it is enabled is not asked:
+ * a schedule may be enabled later.)
+ */
+export function scheduleGapBelow(schedule: { frequency?: string; cronExpression?: string } | null | undefined, limitMs: number): number | undefined {
+  let gap: number | undefined;
+  switch (schedule?.frequency) {
+    case 'hourly':
+    case 'daily':
+    case 'weekly':
+      gap = FIXED_PERIODS[schedule.frequency];
+      break;
+    case 'monthly':
+      gap = 28 * DAY;
+      break;
+    case 'cron':
+      return cronGapBelow(schedule.cronExpression ?? '', limitMs);
+  }
+  return gap !== undefined && gap < limitMs ? gap : undefined;
+}
+
+/**
+ * The shortest gap between consecutive fires of a cron expression (UTC) when it is shorter than
+ * `limitMs`. Every fire day has the same times of day (the product of the second, minute and
+ * hour fields), so the gaps within a day are exact; the gap across midnight counts only when
+ * two consecutive days both fire, which the expression's own day fields answer over five years
+ * from a fixed date (looked at only when that gap would be under the limit: it is slow).
+ */
+export function cronGapBelow(expression: string, limitMs: number): number | undefined {
+  let fields: Fields;
+  try {
+    fields = cron().parse(expression.trim(), { tz: 'UTC' }).fields;
+  } catch {
+    return undefined;
+  }
+  const sorted = (values: readonly unknown[]): number[] => values.map(Number).sort((a, b) => a - b);
+  const [seconds, minutes, hours] = [sorted(fields.second.values), sorted(fields.minute.values), sorted(fields.hour.values)];
+  if (!seconds.length || !minutes.length || !hours.length) return undefined;
+  // Gaps within a minute, from one minute to the next, from one hour to the next (in seconds).
+  const closest = (values: number[], unit: number, carried: number): number =>
+    values.slice(1).reduce((min, v, i) => Math.min(min, (v - values[i]) * unit - carried), Number.POSITIVE_INFINITY);
+  const minuteSpan = seconds[seconds.length - 1] - seconds[0];
+  const hourSpan = minutes[minutes.length - 1] * 60 + seconds[seconds.length - 1] - (minutes[0] * 60 + seconds[0]);
+  let gap = Math.min(closest(seconds, 1, 0), closest(minutes, 60, minuteSpan), closest(hours, 3600, hourSpan)) * SECOND;
+  const first = (hours[0] * 3600 + minutes[0] * 60 + seconds[0]) * SECOND;
+  const previous = (hours[hours.length - 1] * 3600 + minutes[minutes.length - 1] * 60 + seconds[seconds.length - 1]) * SECOND;
+  const overMidnight = DAY - previous + first;
+  if (overMidnight < gap && overMidnight < limitMs) gap = Math.min(gap, overMidnight + (fireDayGap(fields) - 1) * DAY);
+  return gap < limitMs ? gap : undefined;
+}
+
+/** The fewest days between two fire days (1 = some consecutive days both fire). */
+function fireDayGap(fields: Fields): number {
+  const { CronExpression, CronFieldCollection } = cronLibrary();
+  const days: Expression = new CronExpression(CronFieldCollection.from(fields, { second: [0], minute: [0], hour: [0] }), {
+    tz: 'UTC',
+    currentDate: new Date(FIXED_FROM.getTime() - 1),
+  });
+  const end = FIXED_FROM.getTime() + DAYS_LOOKED_AT * DAY;
+  let fewest = Number.POSITIVE_INFINITY;
+  let previous: number | undefined;
+  try {
+    for (let at = days.next().getTime(); at < end; at = days.next().getTime()) {
+      if (previous !== undefined) fewest = Math.min(fewest, Math.round((at - previous) / DAY));
+      if (fewest === 1) return 1;
+      previous = at;
+    }
+  } catch {
+    // No fire day left in cron-parser's range: the days seen so far are all there is.
+  }
+  return Number.isFinite(fewest) ? fewest : DAYS_LOOKED_AT;
+}
+
+/** `90000` → `1m30s`; `86400000` → `1d`. */
+export function formatInterval(ms: number): string {
+  const parts: string[] = [];
+  let rest = Math.round(ms / SECOND);
+  for (const [unit, size] of [['d', 86_400], ['h', 3600], ['m', 60], ['s', 1]] as const) {
+    if (rest >= size) {
+      parts.push(`${Math.floor(rest / size)}${unit}`);
+      rest %= size;
+    }
+  }
+  return parts.join('') || `${ms}ms`;
 }

@@ -2,19 +2,26 @@ import { formatProblem } from '../../errors.ts';
 import type { SchemaRegistry } from '../../manifest/validator.ts';
 import { fieldPath, isPlainObject } from '../../objects.ts';
 import type { Problem } from '../../types.ts';
-import { cronProblem } from './schedule.ts';
+import { DEFAULT_SCHEDULE_MIN_INTERVAL_MS } from '../../config.ts';
+import { cronProblem, formatInterval, scheduleGapBelow } from './schedule.ts';
 import type { PipelineSpec } from './types.ts';
 
 /** The spec's exact text for a pipeline without a name (spec 7); always listed first. */
 export const NO_NAME = 'Pipeline JSON must include a name.';
 
 
+export interface SemanticOptions {
+  /** BI_SCHEDULE_MIN_INTERVAL: a schedule firing more often is refused. */
+  scheduleMinIntervalMs?: number;
+}
+
 /**
- * What the schema cannot say: a `regex` rule's pattern must compile and a cron expression must
- * parse. Tolerates structurally invalid input (the schema reports that), so every problem of a
- * payload is listed at once. `prefix` is `spec` for manifest files.
+ * What the schema cannot say: a `regex` rule's pattern must compile, a cron expression must
+ * parse, and a schedule may not fire more often than BI_SCHEDULE_MIN_INTERVAL. Tolerates
+ * structurally invalid input (the schema reports that), so every problem of a payload is listed
+ * at once. `prefix` is `spec` for manifest files.
  */
-export function semanticProblems(spec: unknown, prefix = ''): Problem[] {
+export function semanticProblems(spec: unknown, prefix = '', opts: SemanticOptions = {}): Problem[] {
   if (!isPlainObject(spec)) return [];
   const problems: Problem[] = [];
   const steps = Array.isArray(spec.steps) ? spec.steps : [];
@@ -38,7 +45,22 @@ export function semanticProblems(spec: unknown, prefix = ''): Problem[] {
       problems.push({ path, message: `${path} is not a valid cron expression: ${reason}` });
     }
   }
+  const tooFrequent = scheduleFrequencyProblem(schedule, prefix, opts.scheduleMinIntervalMs ?? DEFAULT_SCHEDULE_MIN_INTERVAL_MS);
+  if (tooFrequent) problems.push(tooFrequent);
   return problems;
+}
+
+/** A schedule whose fires come closer together than the minimum interval (fair slots, DESIGN round 3). */
+function scheduleFrequencyProblem(schedule: unknown, prefix: string, minMs: number): Problem | undefined {
+  if (!isPlainObject(schedule) || typeof schedule.frequency !== 'string') return undefined;
+  const cronExpression = typeof schedule.cronExpression === 'string' ? schedule.cronExpression : undefined;
+  const gap = scheduleGapBelow({ frequency: schedule.frequency, cronExpression }, minMs);
+  if (gap === undefined) return undefined;
+  const path = fieldPath(prefix, schedule.frequency === 'cron' ? 'schedule.cronExpression' : 'schedule.frequency');
+  return {
+    path,
+    message: `${path} fires every ${formatInterval(gap)}, more often than once per ${formatInterval(minMs)} (BI_SCHEDULE_MIN_INTERVAL)`,
+  };
 }
 
 /** Problems from the registry and from `semanticProblems` already name their path, or are whole sentences. */
@@ -53,12 +75,12 @@ export type PayloadResult = { ok: true; spec: PipelineSpec } | { ok: false; prob
  * caller's object is left as sent) and the semantic checks. The message lists every problem,
  * joined by `; `, the missing-name sentence first.
  */
-export function validatePipelinePayload(schemas: SchemaRegistry, body: unknown): PayloadResult {
+export function validatePipelinePayload(schemas: SchemaRegistry, body: unknown, opts: SemanticOptions = {}): PayloadResult {
   const copy: unknown = structuredClone(body ?? null);
   const result = isPlainObject(copy)
     ? schemas.validate<PipelineSpec>('pipeline', copy)
     : { ok: false as const, problems: [{ path: 'name', message: NO_NAME }, { path: '', message: 'Pipeline JSON must be an object.' }] };
-  const problems = [...(result.ok ? [] : result.problems), ...semanticProblems(copy)];
+  const problems = [...(result.ok ? [] : result.problems), ...semanticProblems(copy, '', opts)];
   if (result.ok && problems.length === 0) return { ok: true, spec: result.value };
   problems.sort((a, b) => Number(b.message === NO_NAME) - Number(a.message === NO_NAME));
   return { ok: false, problems, message: problems.map(sentence).join('; ') };

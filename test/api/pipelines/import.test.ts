@@ -122,6 +122,22 @@ describe('POST /v1/sdk/import-pipeline', () => {
     expect(count('pipelines')).toBe(0);
   });
 
+  it('answers 400 naming schedule.cronExpression for a schedule firing more often than BI_SCHEDULE_MIN_INTERVAL, and writes nothing', async () => {
+    await setup();
+    const res = await post({ ...minimalPayload(), schedule: { isEnabled: true, frequency: 'cron', cronExpression: '* * * * * *' } });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ success: false, message: 'schedule.cronExpression fires every 1s, more often than once per 1m (BI_SCHEDULE_MIN_INTERVAL)' });
+    expect(pipelineFiles()).toEqual([]);
+    expect((await post({ ...minimalPayload(), schedule: { isEnabled: true, frequency: 'cron', cronExpression: '* * * * *' } })).statusCode).toBe(201);
+  });
+
+  it('BI_SCHEDULE_MIN_INTERVAL sets the minimum', async () => {
+    await setup({ env: { BI_SCHEDULE_MIN_INTERVAL: '1h' } });
+    const res = await post({ ...minimalPayload(), schedule: { isEnabled: true, frequency: 'cron', cronExpression: '*/30 * * * *' } });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ success: false, message: 'schedule.cronExpression fires every 30m, more often than once per 1h (BI_SCHEDULE_MIN_INTERVAL)' });
+  });
+
   it('answers malformed JSON and a non-object body with {success:false, message}', async () => {
     await setup();
     const bad = await t.app.inject({ method: 'POST', url: URL, headers: { ...key.headers, 'content-type': 'application/json' }, payload: '{"name":' });

@@ -50,6 +50,53 @@ describe('LocalRunDispatcher', () => {
     expect(runs.map((r) => t.rt.runs.store.get(r.runId)?.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
   });
 
+  for (const concurrency of [1, 2]) {
+    it(`a tenant's flood delays another tenant's run by at most one run (concurrency ${concurrency})`, async () => {
+      const engine = new FakeEngine({ hold: true });
+      const names = [...Array.from({ length: 40 }, (_, i) => `a${i}`), 'b'];
+      const ids = await setup(engine, names);
+      const own = t.rt.db.prepare('UPDATE pipelines SET owner_client_id = ? WHERE pipeline_id = ?');
+      ids.forEach((id, i) => own.run(i < 40 ? 'ACME' : 'BETA', id));
+      const d = dispatcher(engine, concurrency);
+      for (const id of ids.slice(0, 40)) await d.start(id, 'schedule', 'scheduler');
+      const b = await d.start(ids[40], 'api', null);
+      expect(b.status).toBe('queued');
+      const bStarted = () => engine.inputs.some((i) => i.runId === b.runId);
+      let finished = 0;
+      while (!bStarted() && finished < 40) {
+        const first = engine.inputs[finished].runId; // the oldest running run of ACME
+        engine.release(first);
+        await d.wait(first);
+        await new Promise((resolve) => setImmediate(resolve)); // the dispatcher picks the next run
+        finished++;
+      }
+      expect(finished).toBe(1);
+      expect(engine.inputs.findIndex((i) => i.runId === b.runId)).toBe(concurrency);
+      engine.opts.hold = false;
+      for (const i of engine.inputs) engine.release(i.runId);
+      await d.close();
+    });
+  }
+
+  it('unowned pipelines are one tenant of their own; within a tenant, runs start oldest first', async () => {
+    const engine = new FakeEngine({ hold: true });
+    const ids = await setup(engine, ['u1', 'u2', 'a1', 'a2']);
+    const own = t.rt.db.prepare('UPDATE pipelines SET owner_client_id = ? WHERE pipeline_id = ?');
+    own.run('ACME', ids[2]);
+    own.run('ACME', ids[3]);
+    const d = dispatcher(engine, 1);
+    const runs = [];
+    for (const id of ids) runs.push(await d.start(id, 'api', null));
+    for (let k = 0; k < 4; k++) {
+      const running = engine.inputs[k].runId;
+      engine.release(running);
+      await d.wait(running);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    // u1 first (nothing ran yet), then ACME's turn, then the unowned tenant's, then ACME's.
+    expect(engine.inputs.map((i) => i.runId)).toEqual([runs[0], runs[2], runs[1], runs[3]].map((r) => r.runId));
+  });
+
   it('a queued run is cancelled at once and never reaches the engine', async () => {
     const engine = new FakeEngine({ hold: true });
     const [a, b] = await setup(engine);

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { defaultAppliers } from '../../../controller/kinds/index.ts';
 import { FakeEngine } from '../../helpers/fake-engine.ts';
 import { makeTestRuntime, manifest, type TestRuntime } from '../../helpers/runtime.ts';
 import { minimalPayload } from '../kinds/pipeline/fixtures.ts';
@@ -91,6 +92,31 @@ describe('schedules', () => {
     await tick(3 * 3600_000);
     expect(runs(id)).toHaveLength(1);
     expect(t.rt.db.prepare('SELECT COUNT(*) AS n FROM pipeline_schedule_state').get()).toEqual({ n: 0 });
+  });
+
+  it('never fires a pipeline more often than BI_SCHEDULE_MIN_INTERVAL, whatever its stored schedule says', async () => {
+    // A pipeline stored before the rule: applied by a controller whose minimum was 1 s.
+    engine = new FakeEngine();
+    t = await makeTestRuntime({ engine, appliers: defaultAppliers({ scheduleMinIntervalMs: 1000 }) });
+    t.write('pipelines/p.yaml', manifest('Pipeline', 'p', { ...minimalPayload('Eager'), schedule: { isEnabled: true, frequency: 'cron', cronExpression: '*/10 * * * * *' } }));
+    await t.sync();
+    await t.rt.runs.schedules.settled();
+    const id = (t.rt.db.prepare('SELECT pipeline_id FROM pipelines').get() as { pipeline_id: string }).pipeline_id;
+    for (let i = 0; i < 13; i++) await tick(10_000); // 10:00:10 … 10:02:10
+    expect(runs(id).map((r) => r.queuedAt).reverse()).toEqual(['2026-03-01T10:00:10.000Z', '2026-03-01T10:01:10.000Z', '2026-03-01T10:02:10.000Z']);
+    // The timer after a fire waits out the minimum, not the next 10 s fire.
+    expect(t.scheduler.delays.at(-1)).toBe(60_000);
+  });
+
+  it('BI_SCHEDULE_MIN_INTERVAL=5s lets a 10 s schedule fire on each fire', async () => {
+    engine = new FakeEngine();
+    t = await makeTestRuntime({ engine, env: { BI_SCHEDULE_MIN_INTERVAL: '5s' } });
+    t.write('pipelines/p.yaml', manifest('Pipeline', 'p', { ...minimalPayload('Eager'), schedule: { isEnabled: true, frequency: 'cron', cronExpression: '*/10 * * * * *' } }));
+    await t.sync();
+    await t.rt.runs.schedules.settled();
+    const id = (t.rt.db.prepare('SELECT pipeline_id FROM pipelines').get() as { pipeline_id: string }).pipeline_id;
+    for (let i = 0; i < 6; i++) await tick(10_000);
+    expect(runs(id)).toHaveLength(6);
   });
 
   it('a disabled schedule never fires', async () => {

@@ -200,6 +200,19 @@ describe('Pipeline applier', () => {
     expect(count('pipelines')).toBe(0);
   });
 
+  it('a manifest whose schedule fires more often than BI_SCHEDULE_MIN_INTERVAL is refused at step validate naming the field, and writes nothing', async () => {
+    const schedule = { isEnabled: true, frequency: 'cron', cronExpression: '*/30 * * * * *' };
+    t.write('pipelines/eager.yaml', manifest('Pipeline', 'eager', { ...minimalPayload(), schedule }));
+    const report = await t.sync();
+    expect(report.failed).toEqual(['Pipeline/eager']);
+    expect(status('eager')).toMatchObject({
+      phase: 'Failed',
+      reason: 'validate',
+      message: 'validate: spec.schedule.cronExpression fires every 30s, more often than once per 1m (BI_SCHEDULE_MIN_INTERVAL)',
+    });
+    expect(count('pipelines')).toBe(0);
+  });
+
   it('a manifest that breaks the schema is Invalid with the path of each problem', async () => {
     t.write('pipelines/bad.yaml', manifest('Pipeline', 'bad', { ...minimalPayload(), destination: { connectionId: 'D', type: 's3' } }));
     await t.sync();

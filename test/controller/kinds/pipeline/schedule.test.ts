@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cronProblem, nextRunAt, scheduleStart } from '../../../../controller/kinds/pipeline/schedule.ts';
+import { cronGapBelow, cronProblem, formatInterval, nextRunAt, scheduleGapBelow, scheduleStart } from '../../../../controller/kinds/pipeline/schedule.ts';
 import type { PipelineSchedule } from '../../../../controller/kinds/pipeline/types.ts';
 
 const at = (iso: string) => new Date(iso);
@@ -73,5 +73,63 @@ describe('schedule next run (UTC, injected clock)', () => {
     expect(cronProblem('0 2 * *')).toMatch(/must have 5 fields/);
     expect(cronProblem('0 0 30 2 *')).toBe('Invalid explicit day of month definition');
     expect(cronProblem('1 2 3 4 5 6 7')).toMatch(/got 7$/);
+  });
+});
+
+describe('schedule minimum gap (BI_SCHEDULE_MIN_INTERVAL)', () => {
+  const S = 1000;
+  const M = 60 * S;
+  const H = 60 * M;
+  const D = 24 * H;
+  // The exact gap, whatever it is (a limit above every one).
+  const cronMinGapMs = (e: string) => cronGapBelow(e, 365 * D);
+  const scheduleMinGapMs = (s: Parameters<typeof scheduleGapBelow>[0]) => scheduleGapBelow(s, 365 * D);
+  it('cron: the shortest gap between consecutive fires, seconds included', () => {
+    expect(cronMinGapMs('* * * * * *')).toBe(S);
+    expect(cronMinGapMs('*/30 * * * * *')).toBe(30 * S);
+    expect(cronMinGapMs('15 * * * * *')).toBe(M);
+    expect(cronMinGapMs('* * * * *')).toBe(M);
+    expect(cronMinGapMs('*/15 * * * *')).toBe(15 * M);
+    expect(cronMinGapMs('0 2 * * 1-5')).toBe(D);
+    expect(cronMinGapMs('@daily')).toBe(D);
+    expect(cronMinGapMs('@weekly')).toBe(7 * D);
+    // Unevenly spaced values: the closest pair counts.
+    expect(cronMinGapMs('0 0,1,30 * * * *')).toBe(M);
+    expect(cronMinGapMs('0,50 0 3 * * *')).toBe(50 * S);
+  });
+
+  it('cron: across midnight only when two consecutive days both fire', () => {
+    expect(cronMinGapMs('59 23,0 * * *')).toBe(60 * M); // 23:59 → 00:59 the next day
+    expect(cronMinGapMs('0,59 0,23 * * *')).toBe(M); // 23:59 → 00:00 the next day
+    expect(cronMinGapMs('0 0,23 1 * *')).toBe(23 * H); // day 1 only: 23:00 → next month's 00:00 is far
+    expect(cronMinGapMs('0 0,23 1,2 * *')).toBe(H); // 1st 23:00 → 2nd 00:00
+    expect(cronMinGapMs('0 0,23 28 2 *')).toBe(23 * H);
+    expect(cronMinGapMs('0 0,23 29 2 *')).toBe(23 * H); // once in four years
+    expect(cronMinGapMs('not cron')).toBeUndefined();
+  });
+
+  it('fixed frequencies: their period; once: none', () => {
+    expect(scheduleMinGapMs({ frequency: 'hourly' })).toBe(H);
+    expect(scheduleMinGapMs({ frequency: 'daily' })).toBe(D);
+    expect(scheduleMinGapMs({ frequency: 'monthly' })).toBe(28 * D);
+    expect(scheduleMinGapMs({ frequency: 'once' })).toBeUndefined();
+    expect(scheduleMinGapMs({ frequency: 'cron', cronExpression: '*/10 * * * * *' })).toBe(10 * S);
+    expect(scheduleMinGapMs(undefined)).toBeUndefined();
+  });
+
+  it('answers only gaps under the limit', () => {
+    expect(cronGapBelow('*/30 * * * * *', M)).toBe(30 * S);
+    expect(cronGapBelow('* * * * *', M)).toBeUndefined();
+    expect(cronGapBelow('0,59 0,23 * * *', M)).toBeUndefined();
+    expect(cronGapBelow('59 59 23 * * *', M)).toBeUndefined();
+    expect(cronGapBelow('58,59 59 23 * * *', M)).toBe(S);
+    expect(cronGapBelow('59 59 23,0 * * *', 2 * H)).toBe(H); // 23:59:59 → 00:59:59 the next day
+    expect(cronGapBelow('0,59 0,59 0,23 * * *', M)).toBe(S); // 23:59:59 → 00:00:00 (59 s within a day)
+    expect(scheduleGapBelow({ frequency: 'hourly' }, 2 * H)).toBe(H);
+    expect(scheduleGapBelow({ frequency: 'hourly' }, M)).toBeUndefined();
+  });
+
+  it('formats intervals for messages', () => {
+    expect([formatInterval(30 * S), formatInterval(M), formatInterval(90 * S), formatInterval(D + H), formatInterval(250)]).toEqual(['30s', '1m', '1m30s', '1d1h', '250ms']);
   });
 });

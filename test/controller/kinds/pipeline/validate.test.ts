@@ -152,6 +152,33 @@ describe('pipeline payload validation (spec 2.5)', () => {
     }
   });
 
+  it('refuses a schedule firing more often than BI_SCHEDULE_MIN_INTERVAL (default 1m), naming the field', () => {
+    const sched = (s: unknown) => ({ ...minimalPayload(), schedule: { isEnabled: true, ...(s as object) } });
+    expect(messageOf(sched({ frequency: 'cron', cronExpression: '* * * * * *' }))).toBe(
+      'schedule.cronExpression fires every 1s, more often than once per 1m (BI_SCHEDULE_MIN_INTERVAL)',
+    );
+    expect(messageOf(sched({ frequency: 'cron', cronExpression: '*/30 * * * * *' }))).toBe(
+      'schedule.cronExpression fires every 30s, more often than once per 1m (BI_SCHEDULE_MIN_INTERVAL)',
+    );
+    // Disabled schedules too: enabling one later must not bypass the rule.
+    expect(messageOf({ ...minimalPayload(), schedule: { isEnabled: false, frequency: 'cron', cronExpression: '0,30 * * * * *' } })).toBe(
+      'schedule.cronExpression fires every 30s, more often than once per 1m (BI_SCHEDULE_MIN_INTERVAL)',
+    );
+    for (const ok of ['* * * * *', '15 * * * * *', '0 */5 * * * *']) {
+      expect(validatePipelinePayload(schemas, sched({ frequency: 'cron', cronExpression: ok })).ok, ok).toBe(true);
+    }
+    // A longer minimum: every 5 minutes is too often for 10m, hourly too often for 2h.
+    const tenMinutes = { scheduleMinIntervalMs: 600_000 };
+    const r = validatePipelinePayload(schemas, sched({ frequency: 'cron', cronExpression: '*/5 * * * *' }), tenMinutes);
+    expect(r.ok ? '' : r.message).toBe('schedule.cronExpression fires every 5m, more often than once per 10m (BI_SCHEDULE_MIN_INTERVAL)');
+    const h = validatePipelinePayload(schemas, sched({ frequency: 'hourly' }), { scheduleMinIntervalMs: 7_200_000 });
+    expect(h.ok ? '' : h.message).toBe('schedule.frequency fires every 1h, more often than once per 2h (BI_SCHEDULE_MIN_INTERVAL)');
+    expect(validatePipelinePayload(schemas, sched({ frequency: 'cron', cronExpression: '*/10 * * * * *' }), { scheduleMinIntervalMs: 5000 }).ok).toBe(true);
+    expect(semanticProblems({ schedule: { frequency: 'cron', cronExpression: '*/10 * * * * *' } }, 'spec')).toEqual([
+      { path: 'spec.schedule.cronExpression', message: 'spec.schedule.cronExpression fires every 10s, more often than once per 1m (BI_SCHEDULE_MIN_INTERVAL)' },
+    ]);
+  });
+
   it('lists every problem of a payload at once, in one message joined by "; "', () => {
     const body = fullPayload() as Payload;
     delete (body as Record<string, unknown>).name;
