@@ -1,8 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDryRun } from '../query.ts';
 import { NotFoundError } from '../../controller/errors.ts';
-import { listPipelines } from '../../controller/kinds/pipeline/listing.ts';
-import { readPipeline } from '../../controller/kinds/pipeline/store.ts';
+import { listPipelines, readPipeline } from '../../controller/runs/pipeline-view.ts';
 import { pipelineOwner } from '../../controller/authz/index.ts';
 import { ImportPipeline } from '../../controller/usecases/import-pipeline.ts';
 import { requireApiKey, requireSession } from '../auth/guards.ts';

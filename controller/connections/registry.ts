@@ -1,5 +1,5 @@
 import type { ApiConnectionSummary } from '../generated/schema-types.ts';
-import type { ConnectionRow } from '../runs/engine/connections.ts';
+import type { ConnectionRow } from '../kinds/connection/store.ts';
 import type { Store } from '../store/db.ts';
 import { boundMessage } from '../errors.ts';
 import { postgresEndpoint, snowflakeAccessUrl, type TestResult } from './test-connection.ts';

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import type { Store } from '../store/db.ts';
 import type { Scheduler } from '../clock.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
-import { readPipeline } from '../kinds/pipeline/store.ts';
+import { readPipeline } from './pipeline-view.ts';
 import { pipelineOwner } from '../authz/ownership.ts';
 import type { Logger } from '../log.ts';
 import type { Clock } from '../types.ts';

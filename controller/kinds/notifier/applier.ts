@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import type { Applier, ApplyContext, Manifest, Problem, PruneContext } from '../../types.ts';
-import type { NotifierSpec } from '../../notify/types.ts';
+import type { Notifier as NotifierSpec } from '../../generated/schema-types.ts';
 
 /** 169.254.0.0/16: cloud metadata endpoints; a notification never goes there. */
 export function isLinkLocal(host: string): boolean {

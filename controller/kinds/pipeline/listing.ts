@@ -1,6 +1,6 @@
 import type { ApiPipelineSummary } from '../../generated/schema-types.ts';
 import type { Store } from '../../store/db.ts';
-import { pipelineOutline } from './store.ts';
+import { pipelineOutline, type LastRunOf } from './store.ts';
 
 export type PipelineSummary = ApiPipelineSummary;
 
@@ -22,7 +22,7 @@ interface Row {
  * The pipelines list of the settings UI: each with its owner, schedule, next and last run.
  * `tenants` narrows it to the pipelines those clients own ('all': every pipeline).
  */
-export function listPipelines(db: Store, tenants: 'all' | readonly string[], now: Date): PipelineSummary[] {
+export function listPipelines(db: Store, tenants: 'all' | readonly string[], now: Date, lastRun: LastRunOf): PipelineSummary[] {
   if (tenants !== 'all' && tenants.length === 0) return [];
   const where = tenants === 'all' ? '' : `WHERE p.owner_client_id IN (${tenants.map(() => '?').join(', ')})`;
   const rows = db
@@ -40,6 +40,6 @@ export function listPipelines(db: Store, tenants: 'all' | readonly string[], now
     owner: r.owner_client_id,
     manifestKey: r.manifest_key,
     stepCount: r.steps,
-    ...pipelineOutline(db, r, now),
+    ...pipelineOutline(r, now, lastRun),
   }));
 }

@@ -1,5 +1,4 @@
 import type { ApiPipelineView } from '../../generated/schema-types.ts';
-import { readLastRun } from '../../runs/store.ts';
 import type { Store } from '../../store/db.ts';
 import { fromJson } from '../json.ts';
 import { nextRunAt } from './schedule.ts';
@@ -42,8 +41,11 @@ export function readStepRows(db: Store, pipelineId: string): StepRow[] {
 /** The stored pipeline as `GET /v1/sdk/pipelines/{pipelineId}` answers it. */
 export type PipelineView = ApiPipelineView;
 
+/** A pipeline's last run: the runs own their table (runs/pipeline-view.ts passes their reader in). */
+export type LastRunOf = (pipelineId: string) => PipelineView['lastRun'] | undefined;
+
 /** What a pipeline read and the pipelines list share: where it reads and writes, its schedule, next and last run. */
-export function pipelineOutline(db: Store, row: Pick<PipelineRow, 'pipeline_id' | 'source' | 'destination' | 'schedule' | 'created_at'>, now: Date) {
+export function pipelineOutline(row: Pick<PipelineRow, 'pipeline_id' | 'source' | 'destination' | 'schedule' | 'created_at'>, now: Date, lastRun: LastRunOf) {
   const schedule = fromJson<PipelineSchedule | null>(row.schedule, null);
   const next = nextRunAt(schedule, now, new Date(row.created_at));
   return {
@@ -51,12 +53,12 @@ export function pipelineOutline(db: Store, row: Pick<PipelineRow, 'pipeline_id' 
     destination: fromJson<PipelineDestination>(row.destination, {} as PipelineDestination),
     schedule,
     nextRunAt: next ? next.toISOString() : null,
-    lastRun: readLastRun(db, row.pipeline_id) ?? null,
+    lastRun: lastRun(row.pipeline_id) ?? null,
   };
 }
 
 /** Reads one pipeline with its resolved steps; `now` decides `nextRunAt`. */
-export function readPipeline(db: Store, pipelineId: string, now: Date): PipelineView | undefined {
+export function readPipeline(db: Store, pipelineId: string, now: Date, lastRun: LastRunOf): PipelineView | undefined {
   const row = readPipelineRow(db, pipelineId);
   if (!row) return undefined;
   return {
@@ -66,7 +68,7 @@ export function readPipeline(db: Store, pipelineId: string, now: Date): Pipeline
     category: row.category,
     tags: fromJson<string[]>(row.tags, []),
     status: row.status,
-    ...pipelineOutline(db, row, now),
+    ...pipelineOutline(row, now, lastRun),
     steps: readStepRows(db, pipelineId).map((s) => ({
       id: s.step_id,
       type: s.type,

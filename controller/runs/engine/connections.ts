@@ -2,6 +2,7 @@ import { secretTarget } from '../../secrets/target.ts';
 import pg from 'pg';
 import { postgresEndpoint } from '../../connections/test-connection.ts';
 import { NotFoundError } from '../../errors.ts';
+import type { ConnectionRow } from '../../kinds/connection/store.ts';
 import type { SecretStore } from '../../secrets/store.ts';
 import type { Store } from '../../store/db.ts';
 import type { ConnectionResolver, EgressPolicy, ResolvedConnection } from '../types.ts';
@@ -14,19 +15,6 @@ export interface StoreConnectionResolverOptions {
   env?: NodeJS.ProcessEnv;
   /** The run's tenant check: false → the connection is answered as unknown. All allowed when absent. */
   mayUse?: (connectionId: string) => boolean;
-}
-
-/** The stored columns of a connection that say where it points and how its password is held. */
-export interface ConnectionRow {
-  connection_id: string;
-  vendor: string;
-  account_url: string | null;
-  warehouse: string | null;
-  database_name: string | null;
-  schema_name: string | null;
-  username: string | null;
-  password_env: string | null;
-  secret_ref: string | null;
 }
 
 /** What the import check needs of a stored connection to decide its reach (runs/reach.ts); never the credential. */

@@ -77,7 +77,7 @@ describe('schedules', () => {
     t = restarted;
     expect(runs(id).map((r) => r.trigger)).toEqual(['schedule', 'schedule']);
     // The pipeline read shows the next fire and the last run.
-    const view = (await import('../../../controller/kinds/pipeline/store.ts')).readPipeline(t.rt.db, id, later());
+    const view = (await import('../../../controller/runs/pipeline-view.ts')).readPipeline(t.rt.db, id, later());
     expect(view?.nextRunAt).toBe('2026-03-01T16:30:00.000Z');
     expect(view?.lastRun?.runId).toBe(runs(id)[0].runId);
   });

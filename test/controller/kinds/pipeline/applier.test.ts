@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { pipelineApplier } from '../../../../controller/kinds/pipeline/applier.ts';
-import { readPipeline } from '../../../../controller/kinds/pipeline/store.ts';
+import { readPipeline } from '../../../../controller/runs/pipeline-view.ts';
 import type { PipelineSpec } from '../../../../controller/kinds/pipeline/types.ts';
 import { IdAllocator } from '../../../../controller/store/ids.ts';
 import type { Manifest } from '../../../../controller/types.ts';
