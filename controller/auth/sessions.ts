@@ -51,7 +51,7 @@ interface SessionRow {
 /** After a refresh: the same session ID, new everything else. */
 export type RotatedTokens = Omit<SessionTokens, 'sessionId'>;
 
-export type RefreshResult = { ok: true; userId: string; tokens: RotatedTokens } | { ok: false; reason: 'unknown' | 'expired' | 'reused' };
+export type RefreshResult = { ok: true; userId: string; tokens: RotatedTokens } | { ok: false; reason: 'unknown' | 'expired' | 'reused' | 'disabled' };
 
 /** Browser sessions (table `sessions`): survive a restart; every token kept as a SHA-256 digest. */
 export class SessionStore {
@@ -112,6 +112,12 @@ export class SessionStore {
         return { ok: false, reason: 'unknown' };
       }
       if (row.revoked_at !== null || Date.parse(row.expires_at) <= now.getTime()) return { ok: false, reason: 'expired' };
+      // A disabled (or deleted) user's sessions end for good, whichever process disabled them.
+      const user = this.#db.prepare('SELECT disabled_at FROM users WHERE user_id = ?').get(row.user_id) as { disabled_at: string | null } | undefined;
+      if (!user || user.disabled_at !== null) {
+        this.#db.prepare('DELETE FROM sessions WHERE user_id = ?').run(row.user_id);
+        return { ok: false, reason: 'disabled' };
+      }
       const cap = Date.parse(row.created_at) + this.#ttl.absoluteMs;
       const expiresAt = new Date(Math.min(now.getTime() + this.#ttl.sessionMs, cap));
       const t = this.#newTokens(now, expiresAt);

@@ -148,7 +148,7 @@ export class UserStore {
 
   /**
    * Changes role and/or disabled state in one transaction; refuses (ConflictError) to leave no
-   * enabled admin.
+   * enabled admin. Disabling deletes the user's sessions.
    */
   update(userId: string, change: { role?: Role; disabled?: boolean }): void {
     this.#db.transaction(() => {
@@ -164,6 +164,8 @@ export class UserStore {
       }
       if (role === row.role && disabledAt === row.disabled_at) return;
       this.#db.prepare('UPDATE users SET role = ?, disabled_at = ?, updated_at = ? WHERE user_id = ?').run(role, disabledAt, this.#clock().toISOString(), userId);
+      // Disabling ends every session for good: re-enabling does not revive one (a new login is needed).
+      if (disabledAt !== null && row.disabled_at === null) this.#db.prepare('DELETE FROM sessions WHERE user_id = ?').run(userId);
     })();
   }
 }

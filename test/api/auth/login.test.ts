@@ -179,6 +179,39 @@ describe('POST /v1/auth/refresh and /v1/auth/logout', () => {
     }
   });
 
+  it("a disabled user's refresh answers 401 and their sessions are deleted; re-enabling does not revive them", async () => {
+    t = await makeAuthApp();
+    const admin = await loginAs(t, { role: 'admin' });
+    const s = await loginAs(t, { role: 'member' });
+    const second = await loginAs(t, { username: s.username });
+    const sessions = () => (t.rt.db.prepare('SELECT COUNT(*) AS n FROM sessions WHERE user_id = ?').get(s.userId) as { n: number }).n;
+    expect(sessions()).toBe(2);
+    const patch = (disabled: boolean) =>
+      t.app.inject({ method: 'PATCH', url: `/v1/bi/admin/users/${s.userId}/${admin.userId}`, headers: { cookie: admin.cookie, ctn: admin.csrfToken }, payload: { disabled } });
+    expect((await patch(true)).statusCode).toBe(200);
+    expect(sessions()).toBe(0);
+    for (const session of [s, second]) {
+      const res = await post('/v1/auth/refresh', `RTN=${cookiesOf(session.cookie.split('; ')).RTN}`);
+      expect(res.statusCode).toBe(401);
+      expect(res.json()).toEqual({ success: false, error: 'Session required' });
+    }
+    expect((await patch(false)).statusCode).toBe(200);
+    expect((await post('/v1/auth/refresh', `RTN=${cookiesOf(s.cookie.split('; ')).RTN}`)).statusCode).toBe(401);
+    expect((await probe(s.userId, s.cookie, s.csrfToken)).statusCode).toBe(401);
+    expect(sessions()).toBe(0);
+  });
+
+  it('a session whose user was disabled by another process (bictl users disable) ends at its next refresh', async () => {
+    t = await makeAuthApp();
+    const s = await loginAs(t, { role: 'member' });
+    // Another process's write: only the row changes, this process's caches know nothing of it.
+    t.rt.db.prepare('UPDATE users SET disabled_at = ? WHERE user_id = ?').run(new Date().toISOString(), s.userId);
+    expect((await post('/v1/auth/refresh', `RTN=${cookiesOf(s.cookie.split('; ')).RTN}`)).statusCode).toBe(401);
+    expect(t.rt.db.prepare('SELECT COUNT(*) AS n FROM sessions WHERE user_id = ?').get(s.userId)).toEqual({ n: 0 });
+    t.rt.db.prepare('UPDATE users SET disabled_at = NULL WHERE user_id = ?').run(s.userId);
+    expect((await post('/v1/auth/refresh', `RTN=${cookiesOf(s.cookie.split('; ')).RTN}`)).statusCode).toBe(401);
+  });
+
   it('presenting a rotated refresh token again revokes the whole session', async () => {
     t = await makeAuthApp();
     const s = await loginAs(t);
