@@ -1,6 +1,6 @@
 import type { EventEmitter } from 'node:events';
 import type { Store } from '../store/db.ts';
-import type { Scheduler } from '../clock.ts';
+import { realScheduler, type Scheduler } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { SecretStore } from '../secrets/store.ts';
@@ -9,6 +9,7 @@ import { LocalRunDispatcher } from './dispatcher.ts';
 // Not the engine's index: the engine itself (and its drivers) runs in a worker and is loaded there only.
 import { StoreConnectionResolver } from './engine/connections.ts';
 import { NetworkEgressPolicy } from './engine/egress.ts';
+import { RunRetention } from './retention.ts';
 import { ScheduleRunner } from './schedules.ts';
 import { readPipelineRow } from '../kinds/pipeline/store.ts';
 import type { RunOutcome } from '../metrics/runs.ts';
@@ -33,6 +34,11 @@ export interface PipelineRunsOptions {
   pipelineEvents?: Pick<EventEmitter, 'on'>;
   /** Once per finished run (metrics and notifications). */
   onFinished?: (run: RunOutcome) => void;
+  /**
+   * The retention sweep's hourly timer: its own (default: real, unref'd), so it stays out of
+   * the timers a test drives and counts through `scheduler`.
+   */
+  retentionScheduler?: Scheduler;
 }
 
 /** A finished run as metrics and notifications see it. */
@@ -57,14 +63,17 @@ export function runOutcome(db: Store, run: RunView): RunOutcome | undefined {
 }
 
 /**
- * Pipeline runs of one controller: the run records, the dispatcher (in-process by default) and
- * the schedules. Building it starts nothing (one-shot `bictl` commands use the dispatcher
- * alone); `start()` fails runs a crash interrupted and starts the schedules.
+ * Pipeline runs of one controller: the run records, the dispatcher (in-process by default),
+ * the schedules and the retention sweep. Building it starts nothing (one-shot `bictl` commands
+ * use the dispatcher alone); `start()` fails runs a crash interrupted and starts the schedules
+ * and the sweep.
  */
 export class PipelineRuns {
   readonly store: RunStore;
   readonly dispatcher: LocalRunDispatcher;
   readonly schedules: ScheduleRunner;
+  /** Deletes ended runs past BI_RUN_RETENTION (at start, then hourly). */
+  readonly retention: RunRetention;
   /** Where pipelines may connect (never the controller's own listener, never link-local). */
   readonly egress: NetworkEgressPolicy;
   readonly #listen: { host: string; port: number };
@@ -92,6 +101,7 @@ export class PipelineRuns {
       owner: opts.owner,
     });
     this.schedules = new ScheduleRunner({ db, dispatcher: this.dispatcher, clock, scheduler, log, minIntervalMs: config.scheduleMinIntervalMs });
+    this.retention = new RunRetention({ db, clock, scheduler: opts.retentionScheduler ?? realScheduler, log, retentionMs: config.runRetentionMs });
     const onFinished = opts.onFinished;
     if (onFinished) {
       this.dispatcher.on('finished', (run: RunView) => {
@@ -116,10 +126,13 @@ export class PipelineRuns {
   async start(): Promise<void> {
     this.dispatcher.recover();
     await this.schedules.start();
+    this.retention.start();
   }
 
   async close(): Promise<void> {
     this.schedules.stop();
+    this.retention.stop();
+    await this.retention.settled();
     await this.dispatcher.close();
   }
 }
