@@ -6,6 +6,7 @@ import type { Logger } from '../log.ts';
 import { SecretStore } from '../secrets/store.ts';
 import type { Clock } from '../types.ts';
 import { LocalRunDispatcher } from './dispatcher.ts';
+import { QueueRunDispatcher, type JobQueue } from './queue/dispatcher.ts';
 // Not the engine's index: the engine itself (and its drivers) runs in a worker and is loaded there only.
 import { StoreConnectionResolver } from './engine/connections.ts';
 import { NetworkEgressPolicy } from './engine/egress.ts';
@@ -33,6 +34,8 @@ export interface PipelineRunsOptions {
   pipelineEvents?: Pick<EventEmitter, 'on'>;
   /** Once per finished run (metrics and notifications). */
   onFinished?: (run: RunOutcome) => void;
+  /** Queue mode: where jobs go (default graphile-worker at BI_QUEUE_URL; tests inject). */
+  jobs?: JobQueue;
 }
 
 /** A finished run as metrics and notifications see it. */
@@ -63,7 +66,8 @@ export function runOutcome(db: Store, run: RunView): RunOutcome | undefined {
  */
 export class PipelineRuns {
   readonly store: RunStore;
-  readonly dispatcher: LocalRunDispatcher;
+  /** In-process by default; the PostgreSQL job queue and `bictl worker`s when BI_QUEUE_URL is set. */
+  readonly dispatcher: LocalRunDispatcher | QueueRunDispatcher;
   readonly schedules: ScheduleRunner;
   /** Where pipelines may connect (never the controller's own listener, never link-local). */
   readonly egress: NetworkEgressPolicy;
@@ -77,7 +81,20 @@ export class PipelineRuns {
     this.#listen = { host: config.host, port: config.port };
     const egress = { listen: this.#listen, allowHosts: config.pipelineEgress };
     this.egress = new NetworkEgressPolicy(egress);
-    this.dispatcher = new LocalRunDispatcher({
+    this.dispatcher = config.queue
+      ? new QueueRunDispatcher({
+          db,
+          store: this.store,
+          secrets,
+          clock,
+          scheduler,
+          log,
+          queue: config.queue,
+          egress: () => ({ listen: { ...this.#listen }, allowHosts: config.pipelineEgress }),
+          jobs: opts.jobs,
+          owner: opts.owner,
+        })
+      : new LocalRunDispatcher({
       db,
       store: this.store,
       engine: opts.engine ?? new WorkerThreadEngine({ egress }),
@@ -89,8 +106,8 @@ export class PipelineRuns {
       connections: (allowed) => new StoreConnectionResolver({ db, secrets, env, mayUse: (id) => allowed.includes(id) }),
       egress: this.egress,
       filesDir: config.pipelineFilesDir,
-      owner: opts.owner,
-    });
+          owner: opts.owner,
+        });
     this.schedules = new ScheduleRunner({ db, dispatcher: this.dispatcher, clock, scheduler, log });
     const onFinished = opts.onFinished;
     if (onFinished) {
