@@ -20,6 +20,8 @@ export interface JobQueue {
   add(job: RunJob): Promise<void>;
   /** Drops the job of a run cancelled while queued (a job already taken is refused at claim). */
   remove(runId: string): Promise<void>;
+  /** Which of these runs still have a job a worker may take or has just taken (locked, not yet claimed). */
+  pending(runIds: readonly string[]): Promise<Set<string>>;
   close(): Promise<void>;
 }
 
@@ -51,6 +53,14 @@ export class GraphileJobQueue implements JobQueue {
   async remove(runId: string): Promise<void> {
     const schema = `"${this.#queue.schema.replace(/"/g, '""')}"`;
     await (await this.#get()).withPgClient((client) => client.query(`SELECT ${schema}.remove_job($1)`, [runId]));
+  }
+
+  async pending(runIds: readonly string[]): Promise<Set<string>> {
+    const schema = `"${this.#queue.schema.replace(/"/g, '""')}"`;
+    const { rows } = await (await this.#get()).withPgClient((client) =>
+      client.query<{ key: string }>(`SELECT key FROM ${schema}._private_jobs WHERE key = ANY($1::text[]) AND (attempts < max_attempts OR locked_at > now() - make_interval(secs => $2))`, [runIds, (2 * this.#queue.lostMs) / 1000]),
+    );
+    return new Set(rows.map((r) => r.key));
   }
 
   async close(): Promise<void> {
@@ -172,7 +182,24 @@ export class QueueRunDispatcher extends EventEmitter implements RunDispatcher {
       this.#opts.log.warn({ worker: name, runs: rows.map((r) => r.run_id) }, 'worker lost: no heartbeat');
       for (const r of rows) this.#interrupt(r.run_id, `interrupted: worker ${name} was lost (no heartbeat for ${Math.round(lostMs / 1000)} s)`);
     }
-    this.pump();
+    void this.#readmit().finally(() => this.pump());
+  }
+
+  /**
+   * Queued runs admitted a while ago whose job is gone (the controller stopped between admitting
+   * and adding it, or a worker failed the job before claiming it) wait for a slot again.
+   */
+  async #readmit(): Promise<void> {
+    const before = new Date(this.#opts.clock().getTime() - 2 * this.sweepMs).toISOString();
+    const rows = this.#opts.db.prepare("SELECT run_id FROM pipeline_runs WHERE status = 'queued' AND enqueued_at IS NOT NULL AND enqueued_at < ?").all(before) as { run_id: string }[];
+    if (!rows.length) return;
+    try {
+      const pending = await this.#jobs.pending(rows.map((r) => r.run_id));
+      const reset = this.#opts.db.prepare("UPDATE pipeline_runs SET enqueued_at = NULL WHERE run_id = ? AND status = 'queued'");
+      for (const r of rows) if (!pending.has(r.run_id)) reset.run(r.run_id);
+    } catch (err) {
+      this.#opts.log.warn({ err: (err as Error).message }, 'queue not reachable to check admitted runs');
+    }
   }
 
   #interrupt(runId: string, error: string): void {
@@ -337,14 +364,16 @@ export class QueueRunDispatcher extends EventEmitter implements RunDispatcher {
     const { store, log } = this.#opts;
     if (!this.#runOf(runId, worker)) return false;
     const cancelled = store.cancelRequested(runId) && result.status !== 'succeeded';
-    const status = cancelled ? 'cancelled' : result.status;
+    // Stopped on the worker without a cancel: the worker shut down, the run did not finish.
+    const stopped = !cancelled && result.status === 'cancelled';
+    const status = cancelled ? 'cancelled' : stopped ? 'failed' : result.status;
     const finished = store.finish(runId, {
       status,
       rowsRead: result.rowsRead,
       rowsWritten: status === 'succeeded' ? result.rowsWritten : 0,
       rowsRejected: result.rowsRejected,
-      error: status === 'succeeded' ? null : cancelled ? (result.error ?? 'cancelled') : result.error,
-      steps: result.steps,
+      error: status === 'succeeded' ? null : stopped ? `interrupted: worker ${worker} stopped while the run was running` : (result.error ?? status),
+      steps: result.steps.length ? result.steps : (this.#opts.store.get(runId) as RunView).steps,
     });
     log[status === 'succeeded' ? 'info' : 'warn'](
       { runId, worker, pipelineId: finished.pipelineId, status, rowsRead: finished.rowsRead, rowsWritten: finished.rowsWritten, error: finished.error ?? undefined },
