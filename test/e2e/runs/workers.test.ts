@@ -46,7 +46,7 @@ describe('queue mode: bictl worker processes', () => {
       [`/v1/workers/runs/${run.runId}/progress`, { worker: 'evil', steps: [] }],
       [`/v1/workers/runs/${run.runId}/finish`, { worker: 'evil', result: { status: 'succeeded', rowsRead: 0, rowsWritten: 0, rowsRejected: 0, error: null, steps: [] } }],
     ] as const) {
-      for (const headers of [{}, { authorization: 'Bearer wrong-token' }, { authorization: `Bearer ${TOKEN}x` }]) {
+      for (const headers of [{}, { authorization: 'Bearer wrong-token' }, { authorization: `Bearer ${TOKEN}x` }] as Record<string, string>[]) {
         const res = await request(`${c.server.url}${path}`, { method: 'POST', body, headers });
         expect(res.status, `${path} ${JSON.stringify(headers)}`).toBe(401);
       }
