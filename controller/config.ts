@@ -39,6 +39,26 @@ export interface Config {
   /** BI_RUN_RETENTION: finished runs older than this are deleted (the last 20 of each pipeline are kept). */
   runRetentionMs: number;
   auth: AuthConfig;
+  /** Queue mode (README "Runs on more than one machine"): set when BI_QUEUE_URL is. */
+  queue?: QueueConfig;
+}
+
+/** The PostgreSQL job queue and the workers' reports (BI_QUEUE_URL, BI_WORKER_*). */
+export interface QueueConfig {
+  /** BI_QUEUE_URL: the PostgreSQL database of the job queue (jobs only, never run records). */
+  url: string;
+  /** BI_QUEUE_SCHEMA: its schema (default `bi_queue`). */
+  schema: string;
+  /** BI_WORKER_TOKEN: the bearer token of the workers' reports (controller) / sent with them (worker). */
+  workerToken?: string;
+  /** BI_CONTROLLER_URL: where a worker reports (worker side). */
+  controllerUrl?: string;
+  /** BI_WORKER_NAME: the worker's name on its runs (default `<hostname>:<pid>`). */
+  workerName?: string;
+  /** BI_WORKER_HEARTBEAT_INTERVAL: how often a worker reports it is up (default 10 s). */
+  heartbeatMs: number;
+  /** BI_WORKER_LOST_AFTER: a worker silent this long is lost and its runs fail `interrupted` (default 30 s). */
+  lostMs: number;
 }
 
 /** Authentication settings from the environment; unset ones keep the AuthService defaults. */
@@ -149,6 +169,19 @@ function authConfig(env: NodeJS.ProcessEnv): AuthConfig {
   return out;
 }
 
+function queueConfig(env: NodeJS.ProcessEnv): QueueConfig | undefined {
+  if (!env.BI_QUEUE_URL) return undefined;
+  return {
+    url: env.BI_QUEUE_URL,
+    schema: env.BI_QUEUE_SCHEMA || 'bi_queue',
+    workerToken: env.BI_WORKER_TOKEN || undefined,
+    controllerUrl: env.BI_CONTROLLER_URL || undefined,
+    workerName: env.BI_WORKER_NAME || undefined,
+    heartbeatMs: positiveMs('BI_WORKER_HEARTBEAT_INTERVAL', env.BI_WORKER_HEARTBEAT_INTERVAL, 10_000),
+    lostMs: positiveMs('BI_WORKER_LOST_AFTER', env.BI_WORKER_LOST_AFTER, 30_000),
+  };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
   const dbPath = resolve(overrides.dbPath ?? env.BI_DB_PATH ?? './data/bi.sqlite');
   const git: GitConfig | undefined = env.BI_GIT_URL
@@ -190,6 +223,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     scheduleMinIntervalMs: scheduleMinInterval(env),
     runRetentionMs: positiveMs('BI_RUN_RETENTION', env.BI_RUN_RETENTION, DEFAULT_RUN_RETENTION_MS),
     auth: authConfig(env),
+    queue: queueConfig(env),
     ...overrides,
   };
 }

@@ -27,6 +27,8 @@ import { DirectoryWriter } from './writers/directory.ts';
 import { GitWriter } from './writers/git.ts';
 import { UnavailableError } from './errors.ts';
 import { PipelineRuns } from './runs/runs.ts';
+import { QueueRunDispatcher } from './runs/queue/dispatcher.ts';
+import { registerWorkerMetrics } from './runs/queue/metrics.ts';
 import { SecretStore } from './secrets/store.ts';
 import type { PipelineEngine } from './runs/types.ts';
 
@@ -184,6 +186,7 @@ export class Runtime {
       pipelineEvents: this.reconciler,
       onFinished: (run) => this.runFinished(run),
     });
+    if (this.runs.dispatcher instanceof QueueRunDispatcher) registerWorkerMetrics(this.metrics.registry, this.runs.dispatcher);
   }
 
   /** Git mode: the working clone, its one writer lock, the polling source and the committing writer. */

@@ -16,6 +16,7 @@ import reconciler from './reconciler.ts';
 import settings from './settings.ts';
 import ui from './ui.ts';
 import users from './users.ts';
+import workers from './workers.ts';
 
 /** Every route module, registered in this order by buildApp. */
 export const routes: ((app: FastifyInstance) => Promise<void>)[] = [
@@ -35,6 +36,7 @@ export const routes: ((app: FastifyInstance) => Promise<void>)[] = [
   settings,
   connections,
   users,
+  workers,
   openapi,
   ui,
 ];

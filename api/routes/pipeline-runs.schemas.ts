@@ -61,6 +61,8 @@ export const runSchema = {
     rowsWritten: count,
     rowsRejected: count,
     error: nullableString,
+    /** Queue mode: the `bictl worker` that ran it; absent for in-process runs. */
+    worker: { type: 'string' },
     steps: { type: 'array', items: stepProgressSchema },
   },
 } as const;

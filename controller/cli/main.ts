@@ -1,9 +1,7 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Command, CommanderError } from 'commander';
-import { ROOT } from '../paths.ts';
 import type { PipelineEngine } from '../runs/types.ts';
 import { processIO, type CliIO } from './io.ts';
+import { packageVersion } from './version.ts';
 import { registerDiff } from './commands/diff.ts';
 import { registerRollback } from './commands/rollback.ts';
 import { registerRun } from './commands/run.ts';
@@ -12,12 +10,9 @@ import { registerStatus } from './commands/status.ts';
 import { registerSync } from './commands/sync.ts';
 import { registerUsers } from './commands/users.ts';
 import { registerValidate } from './commands/validate.ts';
+import { registerWorker } from './commands/worker.ts';
 
 
-/** The version of package.json (read at run time, so the bundle never shows a stale one). */
-export function packageVersion(): string {
-  return (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
-}
 
 /** Runs `bictl` with `argv` (node, script, ...args); resolves to the exit code. `engine`: tests run pipelines with a fake. */
 export async function main(argv: string[], io: CliIO = processIO, opts: { engine?: PipelineEngine } = {}): Promise<number> {
@@ -35,7 +30,7 @@ export async function main(argv: string[], io: CliIO = processIO, opts: { engine
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
   const ctx = { program, io, setCode, engine: opts.engine };
-  for (const register of [registerServe, registerValidate, registerDiff, registerSync, registerUsers, registerStatus, registerRollback, registerRun]) {
+  for (const register of [registerServe, registerValidate, registerDiff, registerSync, registerUsers, registerStatus, registerRollback, registerRun, registerWorker]) {
     register(ctx);
   }
   try {

@@ -1334,6 +1334,10 @@ export type ApiPipelineRun = {
   rowsWritten: number;
   rowsRejected: number;
   error: string | null;
+  /**
+   * the `bictl worker` that ran it (BI_WORKER_NAME); absent for in-process runs
+   */
+  worker?: string;
   steps: ApiRunStepProgress[];
 };
 /**
@@ -1480,6 +1484,51 @@ export type ApiNotifierDelivery = {
  */
 export type ApiNotifierDeliveries = {
   notifiers: ApiNotifierDelivery[];
+};
+/**
+ * The `bictl worker` processes of queue mode (BI_QUEUE_URL): up, or lost and listed for an hour after
+ */
+export type ApiWorkerList = {
+  workers: ApiWorkerView[];
+};
+/**
+ * A worker as its last heartbeat said
+ */
+export type ApiWorkerView = {
+  /**
+   * BI_WORKER_NAME (default `<hostname>:<pid>`)
+   */
+  name: string;
+  version: string;
+  /**
+   * ISO 8601 timestamp (UTC)
+   */
+  heartbeatAt: string;
+  /**
+   * lost: no heartbeat for BI_WORKER_LOST_AFTER (30 s)
+   */
+  state: 'up' | 'lost';
+  running: string[];
+  concurrency: number;
+};
+/**
+ * The controller's answer to a worker's report: whether to run a claimed run, whether to stop a running one
+ */
+export type ApiWorkerReportAnswer = {
+  success: boolean;
+  /**
+   * claim: true when the run was queued and is now this worker's
+   */
+  claimed?: boolean;
+  /**
+   * progress: true when the run was cancelled (or is no longer running): stop it
+   */
+  cancelRequested?: boolean;
+  /**
+   * finish: false when the run had already ended (cancelled or failed as interrupted)
+   */
+  recorded?: boolean;
+  error?: string;
 };
 /**
  * A user: never the password hash

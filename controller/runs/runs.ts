@@ -6,6 +6,7 @@ import type { Logger } from '../log.ts';
 import { SecretStore } from '../secrets/store.ts';
 import type { Clock } from '../types.ts';
 import { LocalRunDispatcher } from './dispatcher.ts';
+import { QueueRunDispatcher, type JobQueue } from './queue/dispatcher.ts';
 // Not the engine's index: the engine itself (and its drivers) runs in a worker and is loaded there only.
 import { StoreConnectionResolver } from './engine/connections.ts';
 import { NetworkEgressPolicy } from './engine/egress.ts';
@@ -39,6 +40,8 @@ export interface PipelineRunsOptions {
    * the timers a test drives and counts through `scheduler`.
    */
   retentionScheduler?: Scheduler;
+  /** Queue mode: where jobs go (default graphile-worker at BI_QUEUE_URL; tests inject). */
+  jobs?: JobQueue;
 }
 
 /** A finished run as metrics and notifications see it. */
@@ -70,7 +73,8 @@ export function runOutcome(db: Store, run: RunView): RunOutcome | undefined {
  */
 export class PipelineRuns {
   readonly store: RunStore;
-  readonly dispatcher: LocalRunDispatcher;
+  /** In-process by default; the PostgreSQL job queue and `bictl worker`s when BI_QUEUE_URL is set. */
+  readonly dispatcher: LocalRunDispatcher | QueueRunDispatcher;
   readonly schedules: ScheduleRunner;
   /** Deletes ended runs past BI_RUN_RETENTION (at start, then hourly). */
   readonly retention: RunRetention;
@@ -86,20 +90,33 @@ export class PipelineRuns {
     this.#listen = { host: config.host, port: config.port };
     const egress = { listen: this.#listen, allowHosts: config.pipelineEgress };
     this.egress = new NetworkEgressPolicy(egress);
-    this.dispatcher = new LocalRunDispatcher({
-      db,
-      store: this.store,
-      engine: opts.engine ?? new WorkerThreadEngine({ egress }),
-      clock,
-      scheduler,
-      log,
-      concurrency: config.runConcurrency,
-      // A run resolves only the connections its own pipeline references (its tenant's).
-      connections: (allowed) => new StoreConnectionResolver({ db, secrets, env, mayUse: (id) => allowed.includes(id) }),
-      egress: this.egress,
-      filesDir: config.pipelineFilesDir,
-      owner: opts.owner,
-    });
+    this.dispatcher = config.queue
+      ? new QueueRunDispatcher({
+          db,
+          store: this.store,
+          secrets,
+          clock,
+          scheduler,
+          log,
+          queue: config.queue,
+          egress: () => ({ listen: { ...this.#listen }, allowHosts: config.pipelineEgress }),
+          jobs: opts.jobs,
+          owner: opts.owner,
+        })
+      : new LocalRunDispatcher({
+          db,
+          store: this.store,
+          engine: opts.engine ?? new WorkerThreadEngine({ egress }),
+          clock,
+          scheduler,
+          log,
+          concurrency: config.runConcurrency,
+          // A run resolves only the connections its own pipeline references (its tenant's).
+          connections: (allowed) => new StoreConnectionResolver({ db, secrets, env, mayUse: (id) => allowed.includes(id) }),
+          egress: this.egress,
+          filesDir: config.pipelineFilesDir,
+          owner: opts.owner,
+        });
     this.schedules = new ScheduleRunner({ db, dispatcher: this.dispatcher, clock, scheduler, log, minIntervalMs: config.scheduleMinIntervalMs });
     this.retention = new RunRetention({ db, clock, scheduler: opts.retentionScheduler ?? realScheduler, log, retentionMs: config.runRetentionMs });
     const onFinished = opts.onFinished;

@@ -60,6 +60,8 @@ interface RunRow {
   rejects_kept: number;
   log_lines: number;
   log_dropped: number;
+  /** The `bictl worker` that ran it (queue mode); null for in-process runs. */
+  worker?: string | null;
 }
 
 function toView(r: RunRow): RunView {
@@ -78,6 +80,7 @@ function toView(r: RunRow): RunView {
     rowsRejected: r.rows_rejected,
     error: r.error,
     steps: fromJson<StepProgress[]>(r.steps, []),
+    ...(r.worker ? { worker: r.worker } : {}),
   };
 }
 

@@ -1,0 +1,129 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { matchesHash } from '../../controller/auth/tokens.ts';
+import { ValidationError, NotFoundError } from '../../controller/errors.ts';
+import { sha256 } from '../../controller/hash.ts';
+import { QueueRunDispatcher, type ProgressReport } from '../../controller/runs/queue/dispatcher.ts';
+import type { Heartbeat } from '../../controller/runs/queue/registry.ts';
+import { RunStore } from '../../controller/runs/store.ts';
+import type { EngineResult } from '../../controller/runs/types.ts';
+import { PUBLIC_ROUTE, requireSession } from '../auth/guards.ts';
+import { workerSchemas } from '../schemas/workers.ts';
+
+/** A worker's progress report carries up to 1,000 rejected rows: more than the API's body limit. */
+const REPORT_BODY_LIMIT = 32 * 1024 * 1024;
+const RUN_STATUSES = ['succeeded', 'failed', 'cancelled'];
+
+type Body = Record<string, unknown>;
+
+function bad(path: string, message: string): never {
+  throw new ValidationError([{ path, message }]);
+}
+const str = (b: Body, field: string, max = 200): string => {
+  const v = b[field];
+  if (typeof v !== 'string' || v.length === 0 || v.length > max) bad(field, `must be a string of 1 to ${max} characters`);
+  return v;
+};
+const int = (b: Body, field: string, min = 0): number => {
+  const v = b[field];
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min) bad(field, `must be an integer ≥ ${min}`);
+  return v;
+};
+const arr = <T>(b: Body, field: string, optional = false): T[] | undefined => {
+  const v = b[field];
+  if (v === undefined && optional) return undefined;
+  if (!Array.isArray(v)) bad(field, 'must be an array');
+  return v as T[];
+};
+
+/**
+ * Queue mode's worker reports (README "Runs on more than one machine"): heartbeat, claim,
+ * progress and outcome of runs executed by `bictl worker`, each authenticated with
+ * `Authorization: Bearer <BI_WORKER_TOKEN>` — the workers' only way into the store. And
+ * `GET /v1/reconciler/workers` for admins.
+ */
+export default async function workerRoutes(app: FastifyInstance): Promise<void> {
+  const rt = app.runtime;
+  const token = rt.config.queue?.workerToken;
+  const tokenHash = token ? sha256(token) : undefined;
+
+  app.get('/v1/reconciler/workers', { preHandler: requireSession(app, { role: 'admin' }), schema: workerSchemas.list }, async () => ({
+    workers: rt.runs.dispatcher instanceof QueueRunDispatcher ? rt.runs.dispatcher.workers.list() : [],
+  }));
+
+  /** The dispatcher, once the bearer token is the worker token; answers 401 / 409 otherwise. */
+  function queue(req: FastifyRequest, reply: FastifyReply): QueueRunDispatcher | undefined {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+    if (!tokenHash || !m || !matchesHash(m[1], tokenHash)) {
+      void reply
+        .status(401)
+        .header('www-authenticate', 'Bearer realm="workers"')
+        .send({ success: false, error: tokenHash ? 'Worker token required (BI_WORKER_TOKEN)' : 'BI_WORKER_TOKEN is not set on the controller: it accepts no worker' });
+      return undefined;
+    }
+    const d = rt.runs.dispatcher;
+    if (!(d instanceof QueueRunDispatcher)) {
+      void reply.status(409).send({ success: false, error: 'The controller is not in queue mode (BI_QUEUE_URL is not set)' });
+      return undefined;
+    }
+    return d;
+  }
+  const body = (req: FastifyRequest): Body => {
+    const b = req.body;
+    if (!b || typeof b !== 'object' || Array.isArray(b)) bad('body', 'must be a JSON object');
+    return b as Body;
+  };
+  const runIdOf = (req: FastifyRequest): string => {
+    const { runId } = req.params as { runId: string };
+    if (!RunStore.isRunId(runId) || !rt.runs.store.get(runId)) throw new NotFoundError(`Run ${runId} not found`);
+    return runId;
+  };
+  const opts = (schema: (typeof workerSchemas)[keyof typeof workerSchemas]) => ({ config: PUBLIC_ROUTE, schema, bodyLimit: REPORT_BODY_LIMIT });
+
+  app.post('/v1/workers/heartbeat', opts(workerSchemas.heartbeat), async (req, reply) => {
+    const d = queue(req, reply);
+    if (!d) return reply;
+    const b = body(req);
+    const running = arr<unknown>(b, 'running') as unknown[];
+    if (!running.every((r) => typeof r === 'string' && RunStore.isRunId(r))) bad('running', 'must be an array of run IDs');
+    const h: Heartbeat = { name: str(b, 'name'), version: str(b, 'version', 100), concurrency: int(b, 'concurrency', 1), running: running as string[] };
+    d.heartbeat(h);
+    return reply.status(200).send({ success: true });
+  });
+
+  app.post('/v1/workers/runs/:runId/claim', opts(workerSchemas.claim), async (req, reply) => {
+    const d = queue(req, reply);
+    if (!d) return reply;
+    const runId = runIdOf(req);
+    return reply.status(200).send({ success: true, claimed: d.claim(runId, str(body(req), 'worker')) });
+  });
+
+  app.post('/v1/workers/runs/:runId/progress', opts(workerSchemas.progress), async (req, reply) => {
+    const d = queue(req, reply);
+    if (!d) return reply;
+    const runId = runIdOf(req);
+    const b = body(req);
+    const report: ProgressReport = { steps: arr(b, 'steps', true), rejects: arr(b, 'rejects', true), logs: arr(b, 'logs', true) };
+    return reply.status(200).send({ success: true, ...d.progress(runId, str(b, 'worker'), report) });
+  });
+
+  app.post('/v1/workers/runs/:runId/finish', opts(workerSchemas.finish), async (req, reply) => {
+    const d = queue(req, reply);
+    if (!d) return reply;
+    const runId = runIdOf(req);
+    const b = body(req);
+    const worker = str(b, 'worker');
+    const r = b.result;
+    if (!r || typeof r !== 'object' || Array.isArray(r)) bad('result', 'must be an object');
+    const rb = r as Body;
+    if (!RUN_STATUSES.includes(rb.status as string)) bad('result.status', `must be one of ${RUN_STATUSES.join(', ')}`);
+    const result: EngineResult = {
+      status: rb.status as EngineResult['status'],
+      rowsRead: int(rb, 'rowsRead'),
+      rowsWritten: int(rb, 'rowsWritten'),
+      rowsRejected: int(rb, 'rowsRejected'),
+      error: typeof rb.error === 'string' ? rb.error : null,
+      steps: arr(rb, 'steps') as EngineResult['steps'],
+    };
+    return reply.status(200).send({ success: true, recorded: d.finish(runId, worker, result) });
+  });
+}
