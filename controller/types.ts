@@ -103,6 +103,10 @@ export interface ManifestStatus {
   lastAttemptedRevision: string | null;
   actor: string | null;
   lastTransitionAt: string;
+  /** `ClientSet/<name>` for an object a ClientSet generated (null for a file's object). */
+  generatedBy: string | null;
+  /** The input (tenant) of the ClientSet that generated the object. */
+  inputId: string | null;
 }
 
 /**

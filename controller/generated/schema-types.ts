@@ -46,6 +46,7 @@ export type PipelineNonEmptyString = string;
 export type SchemaFiles = {
   api: Api;
   client: Client;
+  clientset: Clientset;
   connection: Connection;
   coremodel: Coremodel;
   dashboard: Dashboard;
@@ -230,6 +231,80 @@ export type DashboardBubble = {
   colorRange?: DashboardHexColor[];
 };
 /**
+ * One manifest that stamps out many tenants: `resources` rendered with Liquid once per input (inline `inputs` and the rows of `inputsFrom` files). The generated objects are desired state beside the files, never written to disk.
+ */
+export type Clientset = {
+  /**
+   * Inline inputs; each needs an `id` unique across the set (inline and files).
+   *
+   * @maxItems 10000
+   */
+  inputs?: ClientsetInput[];
+  /**
+   * Input files under the manifests root (paths relative to it): `*.csv` with a header row, or a YAML/JSON list named `*.inputs.yaml` / `*.inputs.json`.
+   *
+   * @maxItems 50
+   */
+  inputsFrom?: {
+    path: string;
+  }[];
+  /**
+   * The objects generated per input: any kind but ClientSet and Notifier; every string value is a Liquid template (`input` holds the input's fields).
+   *
+   * @minItems 1
+   * @maxItems 50
+   */
+  resources: ClientsetResource[];
+  /**
+   * create-only: never updates a tenant; create-update: updates, and keeps a tenant whose input disappeared (orphaned); sync: also offboards it.
+   */
+  policy: 'create-only' | 'create-update' | 'sync';
+  /**
+   * An empty input set deletes nothing unless true.
+   */
+  allowEmpty: boolean;
+  /**
+   * Deleting more than this share of the set's tenants at once holds until approved (or `bictl sync --allow-mass-prune`).
+   */
+  maxDeletePercent: number;
+  rollout?: {
+    /**
+     * @minItems 1
+     * @maxItems 20
+     */
+    waves?: {
+      /**
+       * Input fields and the values a tenant of this wave has (`{}`: every tenant not in an earlier wave).
+       */
+      selector?: {
+        [k: string]: string | number | boolean;
+      };
+      /**
+       * Tenants of the wave updating at once: a number, or a percentage of the wave (rounded up, at least 1); 0 waits for approval.
+       */
+      maxUpdate: number | string;
+    }[];
+  };
+};
+export type ClientsetInput = {
+  id: string;
+  [k: string]: string | number | boolean | null;
+};
+export type ClientsetResource = {
+  apiVersion?: 'bi.controller/v1';
+  kind: 'Client' | 'Dashboard' | 'Pipeline' | 'Connection' | 'CoreModel';
+  metadata: {
+    name: string;
+    labels?: {
+      [k: string]: string;
+    };
+    annotations?: {
+      [k: string]: string;
+    };
+  };
+  spec: Record<string, unknown>;
+};
+/**
  * A data-warehouse connection. Credentials only by reference: manifests live in git.
  */
 export type Connection = {
@@ -352,7 +427,7 @@ export type DashboardLayout = {
  */
 export type Envelope = {
   apiVersion: 'bi.controller/v1';
-  kind: 'Client' | 'Dashboard' | 'Pipeline' | 'Connection' | 'CoreModel' | 'Notifier';
+  kind: 'Client' | 'Dashboard' | 'Pipeline' | 'Connection' | 'CoreModel' | 'Notifier' | 'ClientSet';
   metadata: {
     name: string;
     labels?: {
@@ -392,6 +467,7 @@ export type Notifier = {
     | 'run.succeeded'
     | 'run.failed'
     | 'git.failed'
+    | 'clientset.paused'
   )[];
   /**
    * Only events about objects of these kinds (run events count as kind Pipeline; git events have no kind and always pass).

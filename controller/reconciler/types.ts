@@ -1,5 +1,5 @@
 import type { ApiPruneBlocked, ApiSyncReport } from '../generated/schema-types.ts';
-import type { Phase, Problem, ResourceRefs } from '../types.ts';
+import type { Manifest, Phase, Problem, ResourceRefs } from '../types.ts';
 
 /**
  * One file as a source delivers it: its bytes, or why it could not be read (too large, not a
@@ -87,11 +87,59 @@ export interface PruneBlockedEvent extends EventBase {
   message: string;
 }
 
-export type ReconcileEvent = PhaseEvent | StepEvent | PruneBlockedEvent;
+/** A ClientSet's rollout paused (a tenant of the current wave failed to apply). */
+export interface RolloutPausedEvent extends EventBase {
+  type: 'rollout-paused';
+  message: string;
+}
+
+export type ReconcileEvent = PhaseEvent | StepEvent | PruneBlockedEvent | RolloutPausedEvent;
 
 export interface PlanEntry {
   key: string;
   path: string | null;
   action: 'create' | 'update' | 'unchanged' | 'prune' | 'invalid';
   problems?: Problem[];
+}
+
+/** One object a generator (kind ClientSet) wants desired, with the input it came from. */
+export interface GeneratedObject {
+  key: string;
+  manifest: Manifest;
+  inputId: string;
+}
+
+/** What a generator asks for one set: every object it wants desired now, and its inputs that are Invalid. */
+export interface Expansion {
+  objects: GeneratedObject[];
+  invalidInputs: { inputId: string; reason: string; message: string }[];
+  /** Set when this expansion paused the set's rollout (a notification goes out). */
+  paused?: string;
+}
+
+export interface ExpandRequest {
+  name: string;
+  /** The set's manifest as its file defines it now; absent when the file is gone or invalid. */
+  manifest?: Manifest;
+  path: string | null;
+  state: 'present' | 'invalid' | 'removed';
+  /** `bictl sync --allow-mass-prune`: deletions past the set's maxDeletePercent go ahead. */
+  allowMassPrune: boolean;
+  /** The file that defines `key`, when a file does (a generated object never overwrites it). */
+  fileOf(key: string): string | undefined;
+  phaseOf(key: string): Phase | undefined;
+  read(path: string): SourceFile | null;
+}
+
+/**
+ * A kind whose manifests stand for many objects (ClientSet): the reconciler asks it what each set
+ * wants desired; it keeps its own tables (what it released per tenant, rollout state).
+ */
+export interface Generator {
+  readonly kind: string;
+  expand(req: ExpandRequest): Expansion;
+  /** Sets the store knows (their objects stay desired even when their file is gone or invalid). */
+  known(): string[];
+  /** The input files a set reads (a change of one of them renders the set again). */
+  inputPaths(name: string): string[];
 }
