@@ -10,6 +10,7 @@ import { registerRun } from './commands/run.ts';
 import { registerServe } from './commands/serve.ts';
 import { registerStatus } from './commands/status.ts';
 import { registerSync } from './commands/sync.ts';
+import { registerTemplate } from './commands/template.ts';
 import { registerUsers } from './commands/users.ts';
 import { registerValidate } from './commands/validate.ts';
 
@@ -41,7 +42,7 @@ export async function main(argv: string[], io: CliIO = processIO, opts: { engine
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
   const ctx = { program, io, setCode, engine: opts.engine };
-  for (const register of [registerServe, registerValidate, registerDiff, registerSync, registerUsers, registerStatus, registerRollback, registerRun]) {
+  for (const register of [registerServe, registerValidate, registerDiff, registerSync, registerUsers, registerStatus, registerRollback, registerRun, registerTemplate]) {
     register(ctx);
   }
   try {
