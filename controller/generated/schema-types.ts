@@ -1123,6 +1123,14 @@ export type ApiStatusItem = {
    * ISO 8601 timestamp (UTC)
    */
   lastTransitionAt: string;
+  /**
+   * `ClientSet/<name>` for an object a ClientSet generated (or an input of it that is Invalid); null for a file's object
+   */
+  generatedBy?: string | null;
+  /**
+   * the input (tenant) of the ClientSet that generated the object
+   */
+  inputId?: string | null;
 };
 export type ApiOffboardRequest = {
   /**
@@ -1779,6 +1787,155 @@ export type ApiConnectionList = {
 export type ApiConnectionTested = {
   success: true;
   connection: ApiConnectionSummary;
+};
+export type ApiClientSetTenant = {
+  /**
+   * the input's id
+   */
+  input: string;
+  /**
+   * the client its Client object onboards (null when it generates none)
+   */
+  clientId: string | null;
+  /**
+   * Synced: its objects applied at the rendered version; Pending: applying, or waiting for its wave; Failed: an object failed to apply; Invalid: the input does not render, validate, or collides with a file's object; orphaned: its input disappeared and it is kept (create-update); OFFBOARDED: its input disappeared under policy sync
+   */
+  state: 'Synced' | 'Pending' | 'Failed' | 'Invalid' | 'orphaned' | 'OFFBOARDED';
+  /**
+   * why it is Failed or Invalid
+   */
+  message?: string;
+  /**
+   * digest of the version it was released with (its last applied documents)
+   */
+  digest: string | null;
+  /**
+   * its wave (1-based), null without waves
+   */
+  wave: number | null;
+};
+export type ApiClientSetRollout = {
+  /**
+   * the wave being rolled out (1-based), null when nothing is rolling out
+   */
+  wave: number | null;
+  /**
+   * a tenant of the current wave failed to apply: nothing more is released until it is fixed or approved
+   */
+  paused: boolean;
+  /**
+   * what the set holds and why (a pause, a wave waiting for approval, held deletions, unreadable inputs)
+   */
+  reason: string | null;
+};
+export type ApiClientSetSummary = {
+  name: string;
+  policy: 'create-only' | 'create-update' | 'sync';
+  /**
+   * digest of the last render of the whole set
+   */
+  digest: string | null;
+  /**
+   * how many inputs the set has (inline and from files)
+   */
+  inputs: number;
+  /**
+   * false once the ClientSet's file is gone (its tenants follow its policy)
+   */
+  present: boolean;
+  rollout: ApiClientSetRollout;
+  /**
+   * how many tenants are in each state
+   */
+  states: {
+    [k: string]: number;
+  };
+};
+export type ApiClientSetList = {
+  success: true;
+  clientSets: ApiClientSetSummary[];
+};
+export type ApiClientSetRead = {
+  success: true;
+  clientSet: {
+    name: string;
+    policy: 'create-only' | 'create-update' | 'sync';
+    /**
+     * digest of the last render of the whole set
+     */
+    digest: string | null;
+    /**
+     * how many inputs the set has (inline and from files)
+     */
+    inputs: number;
+    /**
+     * false once the ClientSet's file is gone (its tenants follow its policy)
+     */
+    present: boolean;
+    rollout: ApiClientSetRollout;
+    tenants: ApiClientSetTenant[];
+    /**
+     * the last rendered digests, newest first
+     *
+     * @maxItems 5
+     */
+    history: {
+      digest: string;
+      at: string;
+      /**
+       * inputs rendered
+       */
+      tenants: number;
+    }[];
+  };
+};
+export type ApiClientSetApproveRequest = {
+  /**
+   * approve only while the set's digest is this one (409 otherwise)
+   */
+  digest?: string;
+};
+export type ApiClientSetPreview = {
+  success: true;
+  name: string;
+  digest: string | null;
+  /**
+   * why the whole set would hold (unreadable inputs, empty set, held deletions)
+   */
+  reason?: string | null;
+  tenants: {
+    input: string;
+    action: 'create' | 'update' | 'delete' | 'unchanged' | 'orphaned' | 'invalid';
+    /**
+     * keys of the objects it would have
+     */
+    objects: string[];
+    /**
+     * field-level changes against its last released version
+     */
+    changes: {
+      /**
+       * `<Kind>/<name>` then the field path, e.g. `Connection/acme-wh spec.warehouse`
+       */
+      path: string;
+      /**
+       * the value before (absent: added)
+       */
+      from?: {
+        [k: string]: unknown;
+      };
+      /**
+       * the value after (absent: removed)
+       */
+      to?: {
+        [k: string]: unknown;
+      };
+    }[];
+    /**
+     * why it is invalid: render, schema, a collision, or the apply's dry run
+     */
+    problems?: string[];
+  }[];
 };
 export type PipelineApiSourceConfig = {
   endpoint?: string;

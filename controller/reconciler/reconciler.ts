@@ -1,11 +1,11 @@
 import { EventEmitter } from 'node:events';
-import { boundMessage, formatProblem } from '../errors.ts';
+import { boundMessage, formatProblem, StepError } from '../errors.ts';
 import { realScheduler, systemClock, type Scheduler } from '../clock.ts';
 import { isManifestPath, parseManifest } from '../manifest/loader.ts';
 import type { SchemaRegistry } from '../manifest/validator.ts';
 import { IdAllocator } from '../store/ids.ts';
 import type { Store } from '../store/db.ts';
-import type { Applier, Clock } from '../types.ts';
+import type { Applier, Clock, Manifest } from '../types.ts';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.ts';
 import { DesiredState, INVALID_PREFIX, type KnownRow, type ScanMeta } from './desired.ts';
 import { massPruneRefusal, pruneOrder } from './prune-guard.ts';
@@ -157,6 +157,11 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
     if (rows.length === 0) return undefined;
     const at = rows.map((r) => r.updatedAt).sort().at(-1) as string;
     return { keys: rows.map((r) => r.key), live: this.status.countLive(), at };
+  }
+
+  /** The file that defines `key`, when a file (not a ClientSet) does. */
+  fileOf(key: string): string | undefined {
+    return this.#desired.fileOf(key);
   }
 
   listStatus(filter?: StatusFilter): StatusRecord[] {
@@ -407,6 +412,41 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
     return out;
   }
 
+  /**
+   * The one dry run: applies `objects` (in apply order) through their appliers' real checks and
+   * apply, inside ONE store transaction that always rolls back. Nothing is written, no event is
+   * sent. Per key: applied, or the step and message it would fail with.
+   */
+  dryRun(objects: { key: string; manifest: Manifest }[]): Map<string, DryRunResult> {
+    const out = new Map<string, DryRunResult>();
+    const ids = new IdAllocator({ db: this.#db, clock: this.#clock });
+    const now = this.#clock();
+    const ordered = [...objects].sort((a, b) => (this.#appliers.get(a.manifest.kind)?.order ?? 99) - (this.#appliers.get(b.manifest.kind)?.order ?? 99));
+    try {
+      this.#db.transaction(() => {
+        for (const { key, manifest } of ordered) {
+          const applier = this.#appliers.get(manifest.kind);
+          try {
+            if (!applier) throw new StepError('apply', `no applier for kind ${manifest.kind}`);
+            const problems = applier.lint?.(manifest) ?? [];
+            if (problems.length === 0) problems.push(...(applier.check?.(this.#db, manifest) ?? []));
+            if (problems.length) throw new StepError('validate', problems.map(formatProblem).join('; '));
+            const row = this.status.get(key);
+            const previous = row && isLive(row) ? row.resourceIds : undefined;
+            this.#db.transaction(() => applier.apply({ db: this.#db, ids, now, key, manifest, previous, actor: 'preview', step: () => {} }))();
+            out.set(key, { ok: true });
+          } catch (err) {
+            out.set(key, { ok: false, step: err instanceof StepError ? err.step : 'apply', message: boundMessage((err as Error).message) });
+          }
+        }
+        throw DRY_RUN_ROLLBACK;
+      })();
+    } catch (err) {
+      if (err !== DRY_RUN_ROLLBACK) throw err;
+    }
+    return out;
+  }
+
   /** Waits until no reconcile is queued or running. */
   idle(): Promise<void> {
     return this.#queue.idle();
@@ -609,6 +649,11 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
     return outcome;
   }
 }
+
+/** Thrown to end a dry run's transaction: it always rolls back. */
+const DRY_RUN_ROLLBACK = new Error('dry run');
+
+export type DryRunResult = { ok: true } | { ok: false; step: string; message: string };
 
 function kindOf(key: string): string {
   return key.slice(0, key.indexOf('/'));

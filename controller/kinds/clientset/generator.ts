@@ -161,15 +161,16 @@ export class ClientSetGenerator implements Generator {
       }
       const wave = waves ? waveOf(waves, r.input) : null;
       if (!t) {
-        const fresh: TenantRow = { setName: req.name, inputId: r.id, input: r.input, docs: r.docs, keys: r.keys, digest: r.digest, wave, gone: null };
+        const fresh: TenantRow = { setName: req.name, inputId: r.id, input: r.input, docs: r.docs, keys: r.keys, digest: r.digest, rendered: r.digest, wave, gone: null };
         tenants.set(r.id, fresh);
         this.store.putTenant(fresh, now);
         continue;
       }
-      if (t.gone !== null || JSON.stringify(t.input) !== JSON.stringify(r.input) || t.wave !== wave) {
+      if (t.gone !== null || JSON.stringify(t.input) !== JSON.stringify(r.input) || t.wave !== wave || t.rendered !== r.digest) {
         t.gone = null;
         t.input = r.input;
         t.wave = wave;
+        t.rendered = r.digest;
         this.store.putTenant(t, now);
       }
       const pending = t.digest !== r.digest && spec.policy !== 'create-only';

@@ -26,6 +26,8 @@ export interface TenantRow {
   docs: Manifest[];
   keys: string[];
   digest: string;
+  /** The digest of its last render (differs from `digest` while it waits for its wave). */
+  rendered: string | null;
   wave: number | null;
   gone: 'orphaned' | 'offboarded' | null;
 }
@@ -61,6 +63,7 @@ interface RawTenant {
   docs: string;
   keys: string;
   digest: string;
+  rendered: string | null;
   wave: number | null;
   gone: 'orphaned' | 'offboarded' | null;
 }
@@ -105,6 +108,7 @@ export class ClientSetStore {
       docs: JSON.parse(r.docs) as Manifest[],
       keys: JSON.parse(r.keys) as string[],
       digest: r.digest,
+      rendered: r.rendered,
       wave: r.wave,
       gone: r.gone,
     }));
@@ -113,9 +117,9 @@ export class ClientSetStore {
   putTenant(t: TenantRow, now: Date): void {
     this.#db
       .prepare(
-        `INSERT INTO clientset_tenants (set_name, input_id, input, docs, keys, digest, wave, gone, updated_at)
-         VALUES (@setName, @inputId, @input, @docs, @keys, @digest, @wave, @gone, @at)
-         ON CONFLICT (set_name, input_id) DO UPDATE SET input = @input, docs = @docs, keys = @keys, digest = @digest, wave = @wave,
+        `INSERT INTO clientset_tenants (set_name, input_id, input, docs, keys, digest, rendered, wave, gone, updated_at)
+         VALUES (@setName, @inputId, @input, @docs, @keys, @digest, @rendered, @wave, @gone, @at)
+         ON CONFLICT (set_name, input_id) DO UPDATE SET input = @input, docs = @docs, keys = @keys, digest = @digest, rendered = @rendered, wave = @wave,
            gone = @gone, updated_at = @at`,
       )
       .run({ ...t, input: JSON.stringify(t.input), docs: JSON.stringify(t.docs), keys: JSON.stringify(t.keys), at: now.toISOString() });

@@ -22,6 +22,8 @@ CREATE TABLE clientset_tenants (
   docs TEXT NOT NULL,
   keys TEXT NOT NULL,
   digest TEXT NOT NULL,
+  -- the digest of its last render (differs from `digest` while it waits for its wave)
+  rendered TEXT,
   wave INTEGER,
   -- null (its input is there), 'orphaned' (input gone, kept) or 'offboarded' (input gone, policy sync)
   gone TEXT,
