@@ -6,6 +6,18 @@
 import type { ApiPruneBlocked, ApiSyncReport } from './generated/schema-types.ts';
 import type { PHASES } from './generated/schema-constants.ts';
 
+/** The envelope every manifest file carries; `spec` is the kind's own shape. */
+export interface Manifest<S = Record<string, unknown>> {
+  apiVersion: string;
+  kind: string;
+  metadata: {
+    name: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
+  spec: S;
+}
+
 /** Reconcile phases, derived from schemas/api.schema.json. */
 export type Phase = (typeof PHASES)[number];
 
@@ -111,7 +123,13 @@ export interface PruneBlockedEvent extends EventBase {
   message: string;
 }
 
-export type ReconcileEvent = PhaseEvent | StepEvent | PruneBlockedEvent;
+/** A ClientSet's rollout paused (a tenant of the current wave failed to apply). */
+export interface RolloutPausedEvent extends EventBase {
+  type: 'rollout-paused';
+  message: string;
+}
+
+export type ReconcileEvent = PhaseEvent | StepEvent | PruneBlockedEvent | RolloutPausedEvent;
 
 export interface PlanEntry {
   key: string;
@@ -139,4 +157,46 @@ export interface IdIssuer {
   pin(kind: IdKind, id: string): string;
   /** A strictly increasing millisecond stamp under `name`. */
   nextStamp(name: string): number;
+}
+
+/** One object a generator (kind ClientSet) wants desired, with the input it came from. */
+export interface GeneratedObject {
+  key: string;
+  manifest: Manifest;
+  inputId: string;
+}
+
+/** What a generator asks for one set: every object it wants desired now, and its inputs that are Invalid. */
+export interface Expansion {
+  objects: GeneratedObject[];
+  invalidInputs: { inputId: string; reason: string; message: string }[];
+  /** Set when this expansion paused the set's rollout (a notification goes out). */
+  paused?: string;
+}
+
+export interface ExpandRequest {
+  name: string;
+  /** The set's manifest as its file defines it now; absent when the file is gone or invalid. */
+  manifest?: Manifest;
+  path: string | null;
+  state: 'present' | 'invalid' | 'removed';
+  /** `bictl sync --allow-mass-prune`: deletions past the set's maxDeletePercent go ahead. */
+  allowMassPrune: boolean;
+  /** The file that defines `key`, when a file does (a generated object never overwrites it). */
+  fileOf(key: string): string | undefined;
+  phaseOf(key: string): Phase | undefined;
+  read(path: string): SourceFile | null;
+}
+
+/**
+ * A kind whose manifests stand for many objects (ClientSet): the reconciler asks it what each set
+ * wants desired; it keeps its own tables (what it released per tenant, rollout state).
+ */
+export interface Generator {
+  readonly kind: string;
+  expand(req: ExpandRequest): Expansion;
+  /** Sets the store knows (their objects stay desired even when their file is gone or invalid). */
+  known(): string[];
+  /** The input files a set reads (a change of one of them renders the set again). */
+  inputPaths(name: string): string[];
 }

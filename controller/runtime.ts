@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { AuthService, authSettingsOf, type AuthSettings } from './auth/service.ts';
 import { realScheduler, systemClock, type Scheduler } from './clock.ts';
 import type { Config } from './config.ts';
+import { ClientSetGenerator } from './kinds/clientset/generator.ts';
 import { defaultAppliers } from './kinds/index.ts';
 import { silentLogger, type Logger } from './log.ts';
 import { SchemaRegistry } from './manifest/validator.ts';
@@ -74,6 +75,8 @@ export class Runtime {
   readonly db: Store;
   readonly schemas: SchemaRegistry;
   readonly reconciler: Reconciler;
+  /** Kind ClientSet: renders sets into generated objects and keeps their rollouts. */
+  readonly clientSets: ClientSetGenerator;
   readonly source: ManifestSource;
   readonly writer: ManifestWriter;
   /** The API's one write path (write, reconcile, withdraw on failure). */
@@ -109,6 +112,7 @@ export class Runtime {
     this.log = opts.log ?? silentLogger();
     this.db = openStore(opts.config.dbPath);
     this.schemas = opts.schemas ?? new SchemaRegistry();
+    this.clientSets = new ClientSetGenerator({ db: this.db, schemas: this.schemas, clock: this.clock });
     this.authz = new Authorizer({ db: this.db });
     this.search = new RegistrySearch({ db: this.db });
     this.secrets = new SecretStore({ db: this.db, secretKey: opts.config.secretKey, clock: this.clock });
@@ -136,6 +140,7 @@ export class Runtime {
       db: this.db,
       schemas: this.schemas,
       appliers: opts.appliers ?? defaultAppliers({ scheduleMinIntervalMs: opts.config.scheduleMinIntervalMs }),
+      generators: [this.clientSets],
       read: (path) => source.read(path),
       clock: this.clock,
       scheduler: opts.scheduler,
@@ -171,7 +176,7 @@ export class Runtime {
         this.log.error({ err: (err as Error).message, key: e.key }, 'observing an event failed');
       }
       if (e.type === 'step') this.log.debug({ key: e.key, step: e.step }, 'step');
-      else if (e.type === 'prune-blocked') this.log.warn({ key: e.key, message: e.message }, 'prune-blocked');
+      else if (e.type === 'prune-blocked' || e.type === 'rollout-paused') this.log.warn({ key: e.key, message: e.message }, e.type);
       else if (e.phase === 'Failed' || e.phase === 'Invalid') this.log.warn({ key: e.key, phase: e.phase, reason: e.reason, message: e.message }, 'phase');
       else this.log.info({ key: e.key, phase: e.phase }, 'reconciled');
     });

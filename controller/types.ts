@@ -1,19 +1,8 @@
-import type { IdIssuer, Phase, Problem, ResourceRefs, SourceBatch, SourceFile, SourceSink, SyncReport } from './contract.ts';
+import type { IdIssuer, Manifest, Phase, Problem, ResourceRefs, SourceBatch, SourceFile, SourceSink, SyncReport } from './contract.ts';
 
-export type { Phase, Problem, ResourceRefs } from './contract.ts';
+export type { Manifest, Phase, Problem, ResourceRefs } from './contract.ts';
 import type { Store } from './store/db.ts';
 
-/** The envelope every manifest file carries; `spec` is the kind's own shape. */
-export interface Manifest<S = Record<string, unknown>> {
-  apiVersion: string;
-  kind: string;
-  metadata: {
-    name: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-  };
-  spec: S;
-}
 
 /** Annotation the API writes so the reconciler knows who asked for an object. */
 export const ACTOR_ANNOTATION = 'bi.controller/requested-by';
@@ -89,6 +78,10 @@ export interface ManifestStatus {
   lastAttemptedRevision: string | null;
   actor: string | null;
   lastTransitionAt: string;
+  /** `ClientSet/<name>` for an object a ClientSet generated (null for a file's object). */
+  generatedBy: string | null;
+  /** The input (tenant) of the ClientSet that generated the object. */
+  inputId: string | null;
 }
 
 /**

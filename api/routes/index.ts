@@ -3,6 +3,7 @@ import apiKeys from './api-keys.ts';
 import auth from './auth.ts';
 import chartTypes from './chart-types.ts';
 import clients from './clients.ts';
+import clientSets from './clientsets.ts';
 import connections from './connections.ts';
 import dashboards from './dashboards.ts';
 import health from './health.ts';
@@ -33,6 +34,7 @@ export const routes: ((app: FastifyInstance) => Promise<void>)[] = [
   pipelines,
   pipelineRuns,
   reconciler,
+  clientSets,
   settings,
   connections,
   users,

@@ -32,6 +32,8 @@ export function statusItem(s: StatusRecord) {
     lastAppliedRevision: s.lastAppliedRevision,
     lastAttemptedRevision: s.lastAttemptedRevision,
     lastTransitionAt: s.lastTransitionAt,
+    generatedBy: s.generatedBy,
+    inputId: s.inputId,
   };
 }
 

@@ -46,6 +46,7 @@ export type PipelineNonEmptyString = string;
 export type SchemaFiles = {
   api: Api;
   client: Client;
+  clientset: Clientset;
   connection: Connection;
   coremodel: Coremodel;
   dashboard: Dashboard;
@@ -230,6 +231,80 @@ export type DashboardBubble = {
   colorRange?: DashboardHexColor[];
 };
 /**
+ * One manifest that stamps out many tenants: `resources` rendered with Liquid once per input (inline `inputs` and the rows of `inputsFrom` files). The generated objects are desired state beside the files, never written to disk.
+ */
+export type Clientset = {
+  /**
+   * Inline inputs; each needs an `id` unique across the set (inline and files).
+   *
+   * @maxItems 10000
+   */
+  inputs?: ClientsetInput[];
+  /**
+   * Input files under the manifests root (paths relative to it): `*.csv` with a header row, or a YAML/JSON list named `*.inputs.yaml` / `*.inputs.json`.
+   *
+   * @maxItems 50
+   */
+  inputsFrom?: {
+    path: string;
+  }[];
+  /**
+   * The objects generated per input: any kind but ClientSet and Notifier; every string value is a Liquid template (`input` holds the input's fields).
+   *
+   * @minItems 1
+   * @maxItems 50
+   */
+  resources: ClientsetResource[];
+  /**
+   * create-only: never updates a tenant; create-update: updates, and keeps a tenant whose input disappeared (orphaned); sync: also offboards it.
+   */
+  policy: 'create-only' | 'create-update' | 'sync';
+  /**
+   * An empty input set deletes nothing unless true.
+   */
+  allowEmpty: boolean;
+  /**
+   * Deleting more than this share of the set's tenants at once holds until approved (or `bictl sync --allow-mass-prune`).
+   */
+  maxDeletePercent: number;
+  rollout?: {
+    /**
+     * @minItems 1
+     * @maxItems 20
+     */
+    waves?: {
+      /**
+       * Input fields and the values a tenant of this wave has (`{}`: every tenant not in an earlier wave).
+       */
+      selector?: {
+        [k: string]: string | number | boolean;
+      };
+      /**
+       * Tenants of the wave updating at once: a number, or a percentage of the wave (rounded up, at least 1); 0 waits for approval.
+       */
+      maxUpdate: number | string;
+    }[];
+  };
+};
+export type ClientsetInput = {
+  id: string;
+  [k: string]: string | number | boolean | null;
+};
+export type ClientsetResource = {
+  apiVersion?: 'bi.controller/v1';
+  kind: 'Client' | 'Dashboard' | 'Pipeline' | 'Connection' | 'CoreModel';
+  metadata: {
+    name: string;
+    labels?: {
+      [k: string]: string;
+    };
+    annotations?: {
+      [k: string]: string;
+    };
+  };
+  spec: Record<string, unknown>;
+};
+/**
  * A data-warehouse connection. Credentials only by reference: manifests live in git.
  */
 export type Connection = {
@@ -356,7 +431,7 @@ export type DashboardLayout = {
  */
 export type Envelope = {
   apiVersion: 'bi.controller/v1';
-  kind: 'Client' | 'Dashboard' | 'Pipeline' | 'Connection' | 'CoreModel' | 'Notifier';
+  kind: 'Client' | 'Dashboard' | 'Pipeline' | 'Connection' | 'CoreModel' | 'Notifier' | 'ClientSet';
   metadata: {
     name: string;
     labels?: {
@@ -396,6 +471,7 @@ export type Notifier = {
     | 'run.succeeded'
     | 'run.failed'
     | 'git.failed'
+    | 'clientset.paused'
   )[];
   /**
    * Only events about objects of these kinds (run events count as kind Pipeline; git events have no kind and always pass).
@@ -1051,6 +1127,14 @@ export type ApiStatusItem = {
    * ISO 8601 timestamp (UTC)
    */
   lastTransitionAt: string;
+  /**
+   * `ClientSet/<name>` for an object a ClientSet generated (or an input of it that is Invalid); null for a file's object
+   */
+  generatedBy?: string | null;
+  /**
+   * the input (tenant) of the ClientSet that generated the object
+   */
+  inputId?: string | null;
 };
 export type ApiOffboardRequest = {
   /**
@@ -1756,6 +1840,155 @@ export type ApiConnectionList = {
 export type ApiConnectionTested = {
   success: true;
   connection: ApiConnectionSummary;
+};
+export type ApiClientSetTenant = {
+  /**
+   * the input's id
+   */
+  input: string;
+  /**
+   * the client its Client object onboards (null when it generates none)
+   */
+  clientId: string | null;
+  /**
+   * Synced: its objects applied at the rendered version; Pending: applying, or waiting for its wave; Failed: an object failed to apply; Invalid: the input does not render, validate, or collides with a file's object; orphaned: its input disappeared and it is kept (create-update); OFFBOARDED: its input disappeared under policy sync
+   */
+  state: 'Synced' | 'Pending' | 'Failed' | 'Invalid' | 'orphaned' | 'OFFBOARDED';
+  /**
+   * why it is Failed or Invalid
+   */
+  message?: string;
+  /**
+   * digest of the version it was released with (its last applied documents)
+   */
+  digest: string | null;
+  /**
+   * its wave (1-based), null without waves
+   */
+  wave: number | null;
+};
+export type ApiClientSetRollout = {
+  /**
+   * the wave being rolled out (1-based), null when nothing is rolling out
+   */
+  wave: number | null;
+  /**
+   * a tenant of the current wave failed to apply: nothing more is released until it is fixed or approved
+   */
+  paused: boolean;
+  /**
+   * what the set holds and why (a pause, a wave waiting for approval, held deletions, unreadable inputs)
+   */
+  reason: string | null;
+};
+export type ApiClientSetSummary = {
+  name: string;
+  policy: 'create-only' | 'create-update' | 'sync';
+  /**
+   * digest of the last render of the whole set
+   */
+  digest: string | null;
+  /**
+   * how many inputs the set has (inline and from files)
+   */
+  inputs: number;
+  /**
+   * false once the ClientSet's file is gone (its tenants follow its policy)
+   */
+  present: boolean;
+  rollout: ApiClientSetRollout;
+  /**
+   * how many tenants are in each state
+   */
+  states: {
+    [k: string]: number;
+  };
+};
+export type ApiClientSetList = {
+  success: true;
+  clientSets: ApiClientSetSummary[];
+};
+export type ApiClientSetRead = {
+  success: true;
+  clientSet: {
+    name: string;
+    policy: 'create-only' | 'create-update' | 'sync';
+    /**
+     * digest of the last render of the whole set
+     */
+    digest: string | null;
+    /**
+     * how many inputs the set has (inline and from files)
+     */
+    inputs: number;
+    /**
+     * false once the ClientSet's file is gone (its tenants follow its policy)
+     */
+    present: boolean;
+    rollout: ApiClientSetRollout;
+    tenants: ApiClientSetTenant[];
+    /**
+     * the last rendered digests, newest first
+     *
+     * @maxItems 5
+     */
+    history: {
+      digest: string;
+      at: string;
+      /**
+       * inputs rendered
+       */
+      tenants: number;
+    }[];
+  };
+};
+export type ApiClientSetApproveRequest = {
+  /**
+   * approve only while the set's digest is this one (409 otherwise)
+   */
+  digest?: string;
+};
+export type ApiClientSetPreview = {
+  success: true;
+  name: string;
+  digest: string | null;
+  /**
+   * why the whole set would hold (unreadable inputs, empty set, held deletions)
+   */
+  reason?: string | null;
+  tenants: {
+    input: string;
+    action: 'create' | 'update' | 'delete' | 'unchanged' | 'orphaned' | 'invalid';
+    /**
+     * keys of the objects it would have
+     */
+    objects: string[];
+    /**
+     * field-level changes against its last released version
+     */
+    changes: {
+      /**
+       * `<Kind>/<name>` then the field path, e.g. `Connection/acme-wh spec.warehouse`
+       */
+      path: string;
+      /**
+       * the value before (absent: added)
+       */
+      from?: {
+        [k: string]: unknown;
+      };
+      /**
+       * the value after (absent: removed)
+       */
+      to?: {
+        [k: string]: unknown;
+      };
+    }[];
+    /**
+     * why it is invalid: render, schema, a collision, or the apply's dry run
+     */
+    problems?: string[];
+  }[];
 };
 export type PipelineApiSourceConfig = {
   endpoint?: string;

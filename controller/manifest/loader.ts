@@ -12,7 +12,15 @@ export const MAX_YAML_ALIASES = 100;
 const MANIFEST_EXT = new Set(['.yaml', '.yml', '.json']);
 
 export function isManifestPath(relPath: string): boolean {
-  return MANIFEST_EXT.has(extname(relPath).toLowerCase()) && !relPath.split('/').some((s) => s.startsWith('.'));
+  return MANIFEST_EXT.has(extname(relPath).toLowerCase()) && !INPUT_FILE.test(relPath) && !relPath.split('/').some((s) => s.startsWith('.'));
+}
+
+/** ClientSet input files (`*.csv`, `*.inputs.yaml`, `*.inputs.json`): data, never manifests. */
+const INPUT_FILE = /(\.csv|\.inputs\.ya?ml|\.inputs\.json)$/i;
+
+/** A path a source delivers: a manifest, or a ClientSet input file. */
+export function isSourcePath(relPath: string): boolean {
+  return (isManifestPath(relPath) || INPUT_FILE.test(relPath)) && !relPath.split('/').some((s) => s.startsWith('.'));
 }
 
 export function manifestKey(kind: string, name: string): string {

@@ -6,7 +6,7 @@ export function signature(secret: string, body: string): string {
   return `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`;
 }
 
-const BAD: ReadonlySet<NotificationEvent> = new Set(['object.failed', 'client.failed', 'prune.blocked', 'run.failed', 'git.failed']);
+const BAD: ReadonlySet<NotificationEvent> = new Set(['object.failed', 'client.failed', 'prune.blocked', 'run.failed', 'git.failed', 'clientset.paused']);
 
 /** The webhook body exactly as DESIGN.md writes it. */
 export function webhookBody(n: Notification, event: NotificationEvent): WebhookBody {

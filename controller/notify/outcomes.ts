@@ -60,7 +60,9 @@ export class OutcomeTracker {
       steps.push(e.step);
       this.#steps.set(e.key, steps);
     } else if (e.type === 'prune-blocked') this.#pruneBlocked(e);
-    else this.#phase(e);
+    else if (e.type === 'rollout-paused') {
+      this.#emit({ events: ['clientset.paused'], subjects: [{ kind: e.kind, name: e.name }], kind: e.kind, name: e.name, message: e.message, at: e.at });
+    } else this.#phase(e);
   }
 
   #phase(e: PhaseEvent): void {

@@ -9,6 +9,7 @@ export const NOTIFICATION_EVENTS = [
   'run.succeeded',
   'run.failed',
   'git.failed',
+  'clientset.paused',
 ] as const;
 
 export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];

@@ -20,6 +20,9 @@ export interface Desired {
   packed?: Buffer;
   author?: string;
   revision?: string;
+  /** `ClientSet/<name>` when a ClientSet generated the object (its manifest is always held: there is no file to read it from). */
+  generatedBy?: string;
+  inputId?: string;
 }
 
 /** What the store knows about a path: its rows (key, content hash, phase, reason). */
@@ -42,7 +45,7 @@ export type Scanned =
   /** It cannot become desired state: record it Invalid under `key`. */
   | { type: 'invalid'; key: string; kind: string; name: string; path: string; hash: string | null; reason: string; problems: Problem[] }
   /** Reconcile `key`; `superseded` is the key this file defined before (to be pruned), `staleInvalidRow` a File/ row to drop. */
-  | { type: 'reconcile'; key: string; superseded?: string; staleInvalidRow?: string };
+  | { type: 'reconcile'; key: string; superseded?: string; staleInvalidRow?: string; displaced?: string };
 
 export interface DesiredStateOptions {
   schemas: SchemaRegistry;
@@ -95,7 +98,9 @@ export class DesiredState {
       return { type: 'invalid', key: prevKey ?? INVALID_PREFIX + path, kind: result.kind ?? '', name: result.name ?? path, path, hash, reason: result.reason, problems: result.problems };
     }
     const owner = this.#byKey.get(result.key);
-    if (owner && owner.path !== path && this.#exists(owner.path)) {
+    // A file's object wins over a generated one of the same key (the set's input turns Invalid).
+    const displaced = owner?.generatedBy;
+    if (owner && !displaced && owner.path !== path && this.#exists(owner.path)) {
       const problems = [{ path: '', message: `${result.key} is already defined in ${owner.path}` }];
       return { type: 'invalid', key: prevKey ?? INVALID_PREFIX + path, kind: result.manifest.kind, name: result.manifest.metadata.name, path, hash, reason: 'conflict', problems };
     }
@@ -113,7 +118,13 @@ export class DesiredState {
       author: meta.author,
     });
     const staleInvalidRow = known.some((r) => r.key === INVALID_PREFIX + path) ? INVALID_PREFIX + path : undefined;
-    return { type: 'reconcile', key: result.key, ...(superseded ? { superseded } : {}), ...(staleInvalidRow ? { staleInvalidRow } : {}) };
+    return {
+      type: 'reconcile',
+      key: result.key,
+      ...(superseded ? { superseded } : {}),
+      ...(staleInvalidRow ? { staleInvalidRow } : {}),
+      ...(displaced ? { displaced } : {}),
+    };
   }
 
   /**
@@ -146,9 +157,20 @@ export class DesiredState {
   /** `key` was applied: its parsed manifest is not kept (read and parsed again from the source when needed). */
   release(key: string): void {
     const d = this.#byKey.get(key);
-    if (!d) return;
+    if (!d || d.generatedBy) return;
     d.manifest = undefined;
     d.packed = undefined;
+  }
+
+  /** An object a ClientSet generated is desired (`entry.manifest` held: there is no file behind it). */
+  setGenerated(key: string, entry: Desired & { manifest: Manifest; generatedBy: string }): void {
+    this.#byKey.set(key, entry);
+  }
+
+  /** The path of the file that defines `key`, when a file (not a ClientSet) does. */
+  fileOf(key: string): string | undefined {
+    const d = this.#byKey.get(key);
+    return d && !d.generatedBy ? d.path : undefined;
   }
 
   /** Parses the file of `key` again (its manifest was dropped after a scan or an apply). */

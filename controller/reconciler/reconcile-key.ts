@@ -41,7 +41,14 @@ export class KeyReconciler {
   unchanged(row: StatusRecord, desired: Desired): KeyOutcome {
     return {
       result: { key: row.key, kind: row.kind, name: row.name, phase: 'Synced', reason: null, message: '', resourceIds: row.resourceIds, retryAfterMs: null },
-      facts: { path: desired.path, hash: desired.hash, revision: desired.revision ?? null, quiet: row.phase === 'Synced' && row.reason === null },
+      facts: {
+        path: desired.path,
+        hash: desired.hash,
+        revision: desired.revision ?? null,
+        generatedBy: desired.generatedBy ?? null,
+        inputId: desired.inputId ?? null,
+        quiet: row.phase === 'Synced' && row.reason === null && (row.generatedBy ?? null) === (desired.generatedBy ?? null),
+      },
     };
   }
 
@@ -52,7 +59,14 @@ export class KeyReconciler {
     const kind = manifest.kind;
     const name = manifest.metadata.name;
     const actor = manifest.metadata.annotations?.[ACTOR_ANNOTATION] ?? desired.author ?? 'controller';
-    const facts: RecordFacts = { path: desired.path, hash: desired.hash, actor, revision: desired.revision ?? null };
+    const facts: RecordFacts = {
+      path: desired.path,
+      hash: desired.hash,
+      actor,
+      revision: desired.revision ?? null,
+      generatedBy: desired.generatedBy ?? null,
+      inputId: desired.inputId ?? null,
+    };
     const previous = row && isLive(row) ? row.resourceIds : undefined;
     try {
       if (!applier) throw new StepError('apply', `no applier for kind ${kind}`);

@@ -1,11 +1,11 @@
 import { EventEmitter } from 'node:events';
-import { boundMessage, formatProblem } from '../errors.ts';
+import { boundMessage, formatProblem, StepError } from '../errors.ts';
 import { realScheduler, systemClock, type Scheduler } from '../clock.ts';
 import { isManifestPath, parseManifest } from '../manifest/loader.ts';
 import type { SchemaRegistry } from '../manifest/validator.ts';
 import { IdAllocator } from '../store/ids.ts';
 import type { Store } from '../store/db.ts';
-import type { Applier, Clock } from '../types.ts';
+import type { Applier, Clock, Manifest } from '../types.ts';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.ts';
 import { DesiredState, INVALID_PREFIX, type KnownRow, type ScanMeta } from './desired.ts';
 import { massPruneRefusal, PRUNE_WINDOW_MS, pruneOrder, RemovalWindow } from './prune-guard.ts';
@@ -25,7 +25,10 @@ import {
   type SourceFile,
   type SourceSink,
   type SyncReport,
+  type ExpandRequest,
+  type Generator,
 } from './types.ts';
+import { isInputPath } from '../kinds/clientset/inputs.ts';
 
 export interface ReconcilerOptions {
   db: Store;
@@ -42,6 +45,8 @@ export interface ReconcilerOptions {
   /** Removals within this long count together for the mass-prune guard (default 10 s). */
   pruneWindowMs?: number;
   concurrency?: number;
+  /** Kinds whose manifests stand for many generated objects (ClientSet). */
+  generators?: Generator[];
 }
 
 /** Facts of an API write being reconciled: the revision it made and who asked. */
@@ -93,10 +98,20 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
   /** Consecutive runs of a key that threw before anything could be recorded (the store failed). */
   readonly #storeFailures = new Map<string, number>();
   #ready = false;
+  readonly #generators = new Map<string, Generator>();
+  /** Per set key, the generated keys it has desired now. */
+  readonly #generatedOf = new Map<string, Set<string>>();
+  /** Generated keys their set dropped: the only generated keys a reconcile may prune. */
+  readonly #generatedPrunes = new Set<string>();
+  /** Sets to render again once the current work settles (a generated key changed phase outside a sync). */
+  readonly #setsToSettle = new Set<string>();
+  #settling: Promise<void> | undefined;
+  #batches = 0;
 
   constructor(opts: ReconcilerOptions) {
     super();
     for (const a of opts.appliers) this.#appliers.set(a.kind, a);
+    for (const g of opts.generators ?? []) this.#generators.set(g.kind, g);
     this.#db = opts.db;
     this.#schemas = opts.schemas;
     this.#read = opts.read;
@@ -123,6 +138,12 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
       concurrency: opts.concurrency ?? 4,
       scheduler: this.#scheduler,
     });
+    // A generated object that changes phase outside a sync (a retry, a backoff) may move its set's rollout on.
+    this.on('event', (e) => {
+      if (e.type !== 'phase' || this.#batches > 0) return;
+      const set = this.#setOf(e.key);
+      if (set) this.#settleLater(set);
+    });
   }
 
   /** The kinds an applier is registered for, in apply order. */
@@ -148,6 +169,11 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
     return { keys: rows.map((r) => r.key), live: this.status.countLive(), at };
   }
 
+  /** The file that defines `key`, when a file (not a ClientSet) does. */
+  fileOf(key: string): string | undefined {
+    return this.#desired.fileOf(key);
+  }
+
   listStatus(filter?: StatusFilter): StatusRecord[] {
     return this.status.list(filter);
   }
@@ -159,8 +185,12 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
     const index = full ? this.status.index() : undefined;
     const present = new Set<string>();
     const keys: string[] = [];
+    const inputsChanged = new Set<string>();
     const slice = new TimeSlice(SLICE_MS);
+    this.#batches++;
+    try {
     for await (const file of batch.files) {
+      if (!full && isInputPath(file.path)) inputsChanged.add(file.path);
       if (!isManifestPath(file.path) || present.has(file.path)) continue;
       present.add(file.path);
       await slice.tick();
@@ -172,13 +202,25 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
     report.scanned = present.size;
     const gone = full ? [...(index?.keys() ?? [])].filter((p) => !present.has(p)) : (batch.removed ?? []).filter(isManifestPath);
     const pruneKeys = gone.flatMap((p) => this.#forget(p));
-    await this.#applyInOrder(keys, report, slice);
+    for (const p of batch.removed ?? []) if (isInputPath(p)) inputsChanged.add(p);
+    const allowMassPrune = batch.allowMassPrune === true;
+    let sets = this.#setsOf(full, [...keys, ...pruneKeys, ...report.invalid], inputsChanged);
+    for (let round = 0; sets.length > 0 && round < 100; round++) {
+      const generated = this.#expandSets(sets, allowMassPrune);
+      const applying = new Set([...keys, ...generated.apply]);
+      await this.#applyInOrder([...applying], report, slice);
+      pruneKeys.push(...generated.prune);
+      keys.length = 0;
+      // Applied objects may let a rollout move on to its next tenants or wave.
+      sets = generated.apply.length > 0 ? sets.filter((k) => this.#desired.get(k) !== undefined || this.#generatedOf.has(k)) : [];
+    }
+    if (keys.length) await this.#applyInOrder(keys, report, slice);
     if (full) {
-      await this.#prune(pruneKeys, batch.allowMassPrune === true, report, slice);
+      await this.#prune(pruneKeys, allowMassPrune, report, slice);
       // A full sync counted every removal there is: the window's held removals were pruned or refused with it.
       this.#closeWindow();
     } else if (batch.trickle) this.#hold(pruneKeys, report);
-    else await this.#pruneInWindow(pruneKeys, batch.allowMassPrune === true, report, slice);
+    else await this.#pruneInWindow(pruneKeys, allowMassPrune, report, slice);
     if (full) {
       // A full sync sees the whole picture: a refusal it did not repeat no longer stands.
       const blocked = new Set(report.pruneBlocked?.keys ?? []);
@@ -189,6 +231,130 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
       }
     }
     return report;
+    } finally {
+      this.#batches--;
+    }
+  }
+
+  /** The set keys a batch touches: on a full sync every set, else those scanned, removed or whose input files changed. */
+  #setsOf(full: boolean, touched: string[], inputsChanged: Set<string>): string[] {
+    if (this.#generators.size === 0) return [];
+    const out = new Set<string>();
+    for (const key of touched) if (this.#generators.has(kindOf(key)) && !key.includes('#')) out.add(key);
+    for (const g of this.#generators.values()) {
+      for (const name of g.known()) {
+        const key = `${g.kind}/${name}`;
+        if (full || g.inputPaths(name).some((p) => inputsChanged.has(p))) out.add(key);
+      }
+    }
+    if (full) for (const key of this.#generatedOf.keys()) out.add(key);
+    return [...out].sort();
+  }
+
+  /** The set a generated key belongs to, if any. */
+  #setOf(key: string): string | undefined {
+    const d = this.#desired.get(key);
+    if (d?.generatedBy) return d.generatedBy;
+    return undefined;
+  }
+
+  /**
+   * Asks each set's generator what it wants desired now, and turns the answer into desired state:
+   * the keys to apply (new or changed), the keys to prune (dropped by the set), and the status rows
+   * of its invalid inputs. A file's object is never replaced by a generated one.
+   */
+  #expandSets(setKeys: string[], allowMassPrune: boolean): { apply: string[]; prune: string[] } {
+    const apply: string[] = [];
+    const prune: string[] = [];
+    for (const setKey of setKeys) {
+      const gen = this.#generators.get(kindOf(setKey));
+      if (!gen) continue;
+      const name = setKey.slice(setKey.indexOf('/') + 1);
+      const row = this.status.get(setKey);
+      const desired = this.#desired.get(setKey);
+      let manifest = desired ? this.#desired.manifestOf(setKey) : undefined;
+      if (desired && !manifest) {
+        const r = this.#desired.reparse(setKey, this.#read(desired.path));
+        manifest = r.ok ? r.manifest : undefined;
+      }
+      const state: ExpandRequest['state'] = manifest ? 'present' : row && row.phase === 'Invalid' ? 'invalid' : desired ? 'invalid' : 'removed';
+      const path = desired?.path ?? row?.path ?? null;
+      const exp = gen.expand({
+        name,
+        manifest,
+        path,
+        state,
+        allowMassPrune,
+        fileOf: (key) => this.#desired.fileOf(key),
+        phaseOf: (key) => this.status.get(key)?.phase,
+        read: (p) => this.#read(p),
+      });
+      const before = this.#generatedOf.get(setKey) ?? new Set<string>();
+      const now = new Set<string>();
+      for (const obj of exp.objects) {
+        if (this.#desired.fileOf(obj.key) !== undefined) continue;
+        const hash = specHash(obj.manifest);
+        now.add(obj.key);
+        this.#generatedPrunes.delete(obj.key);
+        this.#desired.setGenerated(obj.key, { path: path ?? setKey, hash, manifest: obj.manifest, generatedBy: setKey, inputId: obj.inputId });
+        const r = this.status.get(obj.key);
+        if (!r || r.phase !== 'Synced' || r.specHash !== hash || r.generatedBy !== setKey) apply.push(obj.key);
+      }
+      for (const key of before) {
+        if (now.has(key) || this.#desired.fileOf(key) !== undefined) continue;
+        this.#desired.delete(key);
+        this.#generatedPrunes.add(key);
+        prune.push(key);
+      }
+      this.#generatedOf.set(setKey, now);
+      const invalid = new Set<string>();
+      for (const inv of exp.invalidInputs) {
+        const key = `${setKey}#${inv.inputId}`;
+        invalid.add(key);
+        const prev = this.status.get(key);
+        if (prev && prev.phase === 'Invalid' && prev.message === inv.message) continue;
+        this.#recorder.record(
+          { key, kind: gen.kind, name: `${name}#${inv.inputId}`, phase: 'Invalid', reason: inv.reason, message: boundMessage(inv.message), resourceIds: {}, retryAfterMs: null },
+          { path, generatedBy: setKey, inputId: inv.inputId },
+        );
+      }
+      for (const r of this.status.generatedBy(setKey)) if (r.key.startsWith(`${setKey}#`) && !invalid.has(r.key)) this.#recorder.forget(r.key);
+      if (exp.paused) this.#recorder.emit({ type: 'rollout-paused', key: setKey, kind: gen.kind, name, message: exp.paused, at: this.#clock().toISOString() });
+    }
+    return { apply, prune };
+  }
+
+  /** Renders `setKey` again and reconciles what changed (approve, a rollout moving on after a retry). */
+  async expandSet(setKey: string, opts: { allowMassPrune?: boolean } = {}): Promise<SyncReport> {
+    const report = emptyReport();
+    const slice = new TimeSlice(SLICE_MS);
+    this.#batches++;
+    try {
+      for (let round = 0; round < 100; round++) {
+        const generated = this.#expandSets([setKey], opts.allowMassPrune === true);
+        await this.#applyInOrder(generated.apply, report, slice);
+        await this.#prune(generated.prune, true, report, slice);
+        if (generated.apply.length === 0 && generated.prune.length === 0) break;
+      }
+    } finally {
+      this.#batches--;
+    }
+    return report;
+  }
+
+  #settleLater(setKey: string): void {
+    this.#setsToSettle.add(setKey);
+    this.#settling ??= Promise.resolve().then(async () => {
+      try {
+        while (this.#setsToSettle.size > 0) {
+          const [next] = this.#setsToSettle;
+          this.#setsToSettle.delete(next);
+          await this.expandSet(next);
+        }
+      } finally {
+        this.#settling = undefined;
+      }
+    });
   }
 
   /**
@@ -220,6 +386,7 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
    */
   async retry(key: string): Promise<ReconcileResult | undefined> {
     const row = this.status.get(key);
+    if (row?.generatedBy && this.#desired.get(key)?.generatedBy) return (await this.#queue.add(key)) ?? stoppedResult(key);
     const file = row?.path ? this.#read(row.path) : null;
     if (!row || !file) return undefined;
     return this.reconcileFile(file, { revision: row.lastAttemptedRevision ?? undefined });
@@ -254,7 +421,43 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
       out.push({ key: r.key, path: file.path, action });
     }
     for (const row of this.status.list()) {
+      if (row.generatedBy) continue;
       if (isLive(row) && (row.path === null || !present.has(row.path))) out.push({ key: row.key, path: row.path, action: 'prune' });
+    }
+    return out;
+  }
+
+  /**
+   * The one dry run: applies `objects` (in apply order) through their appliers' real checks and
+   * apply, inside ONE store transaction that always rolls back. Nothing is written, no event is
+   * sent. Per key: applied, or the step and message it would fail with.
+   */
+  dryRun(objects: { key: string; manifest: Manifest }[]): Map<string, DryRunResult> {
+    const out = new Map<string, DryRunResult>();
+    const ids = new IdAllocator({ db: this.#db, clock: this.#clock });
+    const now = this.#clock();
+    const ordered = [...objects].sort((a, b) => (this.#appliers.get(a.manifest.kind)?.order ?? 99) - (this.#appliers.get(b.manifest.kind)?.order ?? 99));
+    try {
+      this.#db.transaction(() => {
+        for (const { key, manifest } of ordered) {
+          const applier = this.#appliers.get(manifest.kind);
+          try {
+            if (!applier) throw new StepError('apply', `no applier for kind ${manifest.kind}`);
+            const problems = applier.lint?.(manifest) ?? [];
+            if (problems.length === 0) problems.push(...(applier.check?.(this.#db, manifest) ?? []));
+            if (problems.length) throw new StepError('validate', problems.map(formatProblem).join('; '));
+            const row = this.status.get(key);
+            const previous = row && isLive(row) ? row.resourceIds : undefined;
+            this.#db.transaction(() => applier.apply({ db: this.#db, ids, now, key, manifest, previous, actor: 'preview', step: () => {} }))();
+            out.set(key, { ok: true });
+          } catch (err) {
+            out.set(key, { ok: false, step: err instanceof StepError ? err.step : 'apply', message: boundMessage((err as Error).message) });
+          }
+        }
+        throw DRY_RUN_ROLLBACK;
+      })();
+    } catch (err) {
+      if (err !== DRY_RUN_ROLLBACK) throw err;
     }
     return out;
   }
@@ -302,6 +505,10 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
         return undefined;
       }
       case 'reconcile':
+        if (s.displaced) {
+          this.#generatedOf.get(s.displaced)?.delete(s.key);
+          if (this.#batches === 0) this.#settleLater(s.displaced);
+        }
         if (s.superseded) void this.#queue.add(s.superseded);
         if (s.staleInvalidRow) this.#recorder.forget(s.staleInvalidRow);
         return s.key;
@@ -497,7 +704,12 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
   #reconcile(key: string): KeyOutcome | undefined {
     const desired = this.#desired.get(key);
     const row = this.status.get(key);
-    if (!desired) return row && isLive(row) ? this.#keys.prune(row) : undefined;
+    if (!desired) {
+      // A generated object is pruned only when its set dropped it (never because its set was not rendered yet).
+      if (row?.generatedBy && !this.#generatedPrunes.has(key)) return undefined;
+      this.#generatedPrunes.delete(key);
+      return row && isLive(row) ? this.#keys.prune(row) : undefined;
+    }
     let manifest = this.#desired.manifestOf(key);
     if (!manifest) {
       const r = this.#desired.reparse(key, this.#read(desired.path));
@@ -517,6 +729,11 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
     return outcome;
   }
 }
+
+/** Thrown to end a dry run's transaction: it always rolls back. */
+const DRY_RUN_ROLLBACK = new Error('dry run');
+
+export type DryRunResult = { ok: true } | { ok: false; step: string; message: string };
 
 function kindOf(key: string): string {
   return key.slice(0, key.indexOf('/'));

@@ -17,6 +17,9 @@ export interface RecordFacts {
   quiet?: boolean;
   /** How long the run took (carried on the event, for the duration metric). */
   durationMs?: number;
+  /** The ClientSet that generated the object (`ClientSet/<name>`), null for a file's object. */
+  generatedBy?: string | null;
+  inputId?: string | null;
 }
 
 export interface RecorderOptions {
@@ -69,6 +72,7 @@ export class Recorder {
         ...(facts.hash !== undefined ? { hash: facts.hash } : {}),
         ...(facts.specHash !== undefined ? { specHash: facts.specHash } : {}),
         ...(facts.actor !== undefined ? { actor: facts.actor } : {}),
+        ...(facts.generatedBy !== undefined ? { generatedBy: facts.generatedBy, inputId: facts.inputId ?? null } : {}),
         ...(facts.revision !== undefined ? { lastAttemptedRevision: facts.revision ?? prev?.lastAttemptedRevision ?? null } : {}),
         ...(facts.applied ? { lastAppliedRevision: facts.revision ?? null } : {}),
       },

@@ -19,6 +19,8 @@ interface Row {
   actor: string | null;
   last_transition_at: string;
   updated_at: string;
+  generated_by: string | null;
+  input_id: string | null;
 }
 
 /** The reconciler's own row per manifest key, with what it needs beyond the public status. */
@@ -54,6 +56,8 @@ function fromRow(r: Row): StatusRecord {
     actor: r.actor,
     lastTransitionAt: r.last_transition_at,
     updatedAt: r.updated_at,
+    generatedBy: r.generated_by,
+    inputId: r.input_id,
   };
 }
 
@@ -70,15 +74,16 @@ export class StatusStore {
   constructor(db: Database) {
     this.#db = db;
     this.#get = db.prepare('SELECT * FROM manifests WHERE key = ?');
-    this.#byPath = db.prepare("SELECT * FROM manifests WHERE path = ? AND phase <> 'Pruned' ORDER BY key");
+    this.#byPath = db.prepare("SELECT * FROM manifests WHERE path = ? AND phase <> 'Pruned' AND generated_by IS NULL ORDER BY key");
     this.#upsert = db.prepare(`INSERT INTO manifests (key, kind, name, path, hash, spec_hash, phase, reason, message, attempts,
-        next_retry_at, resource_ids, applied_revision, attempted_revision, actor, last_transition_at, updated_at)
+        next_retry_at, resource_ids, applied_revision, attempted_revision, actor, last_transition_at, updated_at, generated_by, input_id)
       VALUES (@key, @kind, @name, @path, @hash, @spec_hash, @phase, @reason, @message, @attempts, @next_retry_at, @resource_ids,
-        @applied_revision, @attempted_revision, @actor, @last_transition_at, @updated_at)
+        @applied_revision, @attempted_revision, @actor, @last_transition_at, @updated_at, @generated_by, @input_id)
       ON CONFLICT (key) DO UPDATE SET kind = @kind, name = @name, path = @path, hash = @hash, spec_hash = @spec_hash,
         phase = @phase, reason = @reason, message = @message, attempts = @attempts, next_retry_at = @next_retry_at,
         resource_ids = @resource_ids, applied_revision = @applied_revision, attempted_revision = @attempted_revision,
-        actor = @actor, last_transition_at = @last_transition_at, updated_at = @updated_at`);
+        actor = @actor, last_transition_at = @last_transition_at, updated_at = @updated_at, generated_by = @generated_by,
+        input_id = @input_id`);
     this.#delete = db.prepare('DELETE FROM manifests WHERE key = ?');
     this.#countLive = db.prepare("SELECT COUNT(*) FROM manifests WHERE phase <> 'Pruned' AND spec_hash IS NOT NULL");
     this.#byReason = db.prepare('SELECT * FROM manifests WHERE reason = ? ORDER BY key');
@@ -115,6 +120,8 @@ export class StatusStore {
       lastAppliedRevision: null,
       lastAttemptedRevision: null,
       actor: null,
+      generatedBy: null,
+      inputId: null,
       ...prev,
       ...patch,
       lastTransitionAt: prev && prev.phase === (patch.phase ?? prev.phase) ? prev.lastTransitionAt : at,
@@ -138,6 +145,8 @@ export class StatusStore {
       actor: next.actor,
       last_transition_at: next.lastTransitionAt,
       updated_at: at,
+      generated_by: next.generatedBy,
+      input_id: next.inputId,
     });
     return next;
   }
@@ -166,6 +175,11 @@ export class StatusStore {
     return this.#countLive.pluck().get() as number;
   }
 
+  /** Rows of the objects the ClientSet `generatedBy` (`ClientSet/<name>`) generated, and of its invalid inputs. */
+  generatedBy(generatedBy: string): StatusRecord[] {
+    return (this.#db.prepare('SELECT * FROM manifests WHERE generated_by = ? ORDER BY key').all(generatedBy) as Row[]).map(fromRow);
+  }
+
   /** Rows whose reason is `reason` (e.g. every key a refused mass prune left in place). */
   byReason(reason: string): StatusRecord[] {
     return (this.#byReason.all(reason) as Row[]).map(fromRow);
@@ -174,7 +188,7 @@ export class StatusStore {
   /** path → (key, hash, phase) of every live row: one query for a whole no-op resync. */
   index(): Map<string, { key: string; hash: string | null; phase: Phase }[]> {
     const rows = this.#db
-      .prepare("SELECT key, path, hash, phase FROM manifests WHERE phase <> 'Pruned' AND path IS NOT NULL")
+      .prepare("SELECT key, path, hash, phase FROM manifests WHERE phase <> 'Pruned' AND path IS NOT NULL AND generated_by IS NULL")
       .all() as { key: string; path: string; hash: string | null; phase: Phase }[];
     const out = new Map<string, { key: string; hash: string | null; phase: Phase }[]>();
     for (const r of rows) {

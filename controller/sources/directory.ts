@@ -4,7 +4,7 @@ import { join, relative, sep } from 'node:path';
 import type { AsyncSubscription, Event } from '@parcel/watcher';
 import { realScheduler, type Cancel, type Scheduler } from '../clock.ts';
 import { sha256 } from '../hash.ts';
-import { isManifestPath } from '../manifest/loader.ts';
+import { isSourcePath } from '../manifest/loader.ts';
 import { TimeSlice } from '../reconciler/time-slice.ts';
 import { emptyReport, type SourceBatch, type SourceFile, type SourceSink, type SyncReport } from '../reconciler/types.ts';
 import type { ManifestSource } from '../types.ts';
@@ -169,11 +169,11 @@ export class DirectorySource implements ManifestSource {
       if (rel === '' || rel.startsWith('../') || DOT_SEGMENT.test(rel)) continue;
       if (e.type === 'delete') {
         if (this.#dirs.delete(rel)) removal = this.#relist = true;
-        else if (isManifestPath(rel)) {
+        else if (isSourcePath(rel)) {
           this.#pending.add(rel);
           removal = true;
         }
-      } else if (isManifestPath(rel)) {
+      } else if (isSourcePath(rel)) {
         this.#pending.add(rel);
       } else if (e.type === 'create' && isDirectory(e.path)) {
         this.#newDirs.add(rel);

@@ -1,7 +1,7 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join, sep } from 'node:path';
-import { isManifestPath, MAX_MANIFEST_BYTES } from '../manifest/loader.ts';
+import { isSourcePath, MAX_MANIFEST_BYTES } from '../manifest/loader.ts';
 import type { SourceFile } from '../reconciler/types.ts';
 
 /** The status message of a path the reader refuses to open (DESIGN: filesystem boundary). */
@@ -47,7 +47,7 @@ export class ManifestFiles {
           dirs?.add(r);
           await walk(join(dir, e.name), r);
         }
-        else if (isManifestPath(r) && !(e.isSymbolicLink() && pointsToDirectory(join(dir, e.name)))) out.push(r);
+        else if (isSourcePath(r) && !(e.isSymbolicLink() && pointsToDirectory(join(dir, e.name)))) out.push(r);
       }
     };
     await walk(under ? join(this.root, under) : this.root, under);

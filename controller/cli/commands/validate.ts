@@ -3,7 +3,7 @@ import { basename, dirname, resolve } from 'node:path';
 import { scheduleMinInterval } from '../../config.ts';
 import { formatProblem } from '../../errors.ts';
 import { defaultAppliers } from '../../kinds/index.ts';
-import { parseManifest } from '../../manifest/loader.ts';
+import { isManifestPath, parseManifest } from '../../manifest/loader.ts';
 import { SchemaRegistry } from '../../manifest/validator.ts';
 import { ManifestFiles } from '../../sources/files.ts';
 import type { CommandContext } from '../context.ts';
@@ -20,7 +20,7 @@ export async function validateDir(target: string): Promise<{ files: number; prob
   });
   // One file is validated on its own; a folder with every manifest under it.
   const files = new ManifestFiles(info.isDirectory() ? target : dirname(target));
-  const paths = info.isDirectory() ? await files.list() : [basename(target)];
+  const paths = info.isDirectory() ? (await files.list()).filter(isManifestPath) : [basename(target)];
   const problems: string[] = [];
   const owners = new Map<string, string>();
   for await (const file of files.readAll(paths)) {

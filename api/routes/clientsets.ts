@@ -1,0 +1,70 @@
+import type { FastifyInstance } from 'fastify';
+import { ConflictError, NotFoundError, ValidationError } from '../../controller/errors.ts';
+import { previewClientSet } from '../../controller/kinds/clientset/preview.ts';
+import { ClientSetReads } from '../../controller/kinds/clientset/reads.ts';
+import type { ClientSetSpec } from '../../controller/kinds/clientset/types.ts';
+import type { Manifest } from '../../controller/types.ts';
+import { requireSession } from '../auth/guards.ts';
+import { clientSetSchemas } from '../schemas/clientsets.ts';
+
+/** Kind ClientSet: reads, preview (the reconciler's dry run) and approve (admin sessions). */
+export default async function clientSetRoutes(app: FastifyInstance): Promise<void> {
+  const admin = requireSession(app, { role: 'admin' });
+  const reads = () => new ClientSetReads({ store: app.runtime.clientSets.store, status: app.runtime.reconciler.status });
+  const readOr404 = (name: string) => {
+    const set = reads().read(name);
+    if (!set) throw new NotFoundError(`ClientSet ${name} not found`);
+    return set;
+  };
+
+  app.get('/v1/reconciler/clientsets', { preHandler: admin, schema: clientSetSchemas.list }, async () => {
+    const r = reads();
+    const clientSets = r.names().flatMap((name) => {
+      const set = r.read(name);
+      if (!set) return [];
+      const { tenants: _tenants, history: _history, ...summary } = set;
+      return [{ ...summary, states: r.states(set) }];
+    });
+    return { success: true, clientSets };
+  });
+
+  app.get<{ Params: { name: string } }>('/v1/reconciler/clientsets/:name', { preHandler: admin, schema: clientSetSchemas.read }, async (req) => {
+    return { success: true, clientSet: readOr404(req.params.name) };
+  });
+
+  app.post<{ Body: unknown }>('/v1/reconciler/clientsets/preview', { preHandler: admin, schema: clientSetSchemas.preview }, async (req) => {
+    const rt = app.runtime;
+    const body = req.body;
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new ValidationError([{ path: '', message: 'Request body must be a ClientSet manifest (a JSON object)' }]);
+    const doc = structuredClone(body) as Record<string, unknown>;
+    doc.apiVersion ??= 'bi.controller/v1';
+    const checked = rt.schemas.validateManifest(doc);
+    if (!checked.ok) throw new ValidationError(checked.problems);
+    if (checked.value.kind !== 'ClientSet') throw new ValidationError([{ path: 'kind', message: 'kind must be ClientSet' }]);
+    const preview = previewClientSet(checked.value as Manifest<ClientSetSpec>, {
+      store: rt.clientSets.store,
+      schemas: rt.schemas,
+      read: (p) => rt.source.read(p),
+      fileOf: (key) => rt.reconciler.fileOf(key),
+      dryRun: (objects) => rt.reconciler.dryRun(objects),
+    });
+    return { success: true, ...preview };
+  });
+
+  app.post<{ Params: { name: string }; Body: { digest?: unknown } | undefined }>(
+    '/v1/reconciler/clientsets/:name/approve',
+    { preHandler: admin, schema: clientSetSchemas.approve },
+    async (req) => {
+      const body = req.body ?? {};
+      if (typeof body !== 'object' || Array.isArray(body)) throw new ValidationError([{ path: '', message: 'Request body must be a JSON object' }]);
+      if (body.digest !== undefined && typeof body.digest !== 'string') throw new ValidationError([{ path: 'digest', message: 'digest must be a string' }]);
+      const rt = app.runtime;
+      const name = req.params.name;
+      const approved = rt.clientSets.approve(name, body.digest);
+      if (!approved.ok && approved.reason === 'not-found') throw new NotFoundError(`ClientSet ${name} not found`);
+      if (!approved.ok) throw new ConflictError(`ClientSet ${name} is at digest ${approved.current ?? '(none)'}`);
+      await rt.track(() => rt.reconciler.expandSet(`ClientSet/${name}`));
+      return { success: true, clientSet: readOr404(name) };
+    },
+  );
+}
