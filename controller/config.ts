@@ -35,6 +35,12 @@ export interface Config {
   /** BI_PIPELINE_EGRESS: hosts (`host` or `host:port`) pipelines may reach; empty = any but the forbidden ones. */
   pipelineEgress: string[];
   auth: AuthConfig;
+  /** BI_RETENTION: how long an offboarded client is kept before it may be purged. */
+  retentionMs: number;
+  /** BI_PURGE_DRY_RUN: a purge answers what it would remove and removes nothing. */
+  purgeDryRun: boolean;
+  /** BI_AUDIT_RETENTION: audit entries older than this are pruned (the chain stays verifiable); undefined = keep all. */
+  auditRetentionMs?: number;
 }
 
 /** Authentication settings from the environment; unset ones keep the AuthService defaults. */
@@ -81,12 +87,12 @@ const num = (v: string | undefined, fallback: number): number => {
   return v !== undefined && v !== '' && Number.isFinite(n) ? n : fallback;
 };
 
-/** Reads a duration: plain milliseconds, or `30s`, `5m`, `250ms`. */
+/** Reads a duration: plain milliseconds, or `30s`, `5m`, `250ms`, `30d`. */
 export function parseDuration(v: string | undefined, fallbackMs: number): number {
   if (!v) return fallbackMs;
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(v.trim());
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$/.exec(v.trim());
   if (!m) return fallbackMs;
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] ?? 's'] as number;
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] ?? 's'] as number;
   return Math.round(Number(m[1]) * unit);
 }
 
@@ -176,6 +182,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     pipelineFilesDir: resolve(env.BI_PIPELINE_FILES_DIR || resolve(dbPath, '..', 'pipeline-files')),
     pipelineEgress: (env.BI_PIPELINE_EGRESS ?? '').split(',').map((h) => h.trim()).filter(Boolean),
     auth: authConfig(env),
+    retentionMs: positiveMs('BI_RETENTION', env.BI_RETENTION, 30 * 86_400_000),
+    purgeDryRun: /^(1|true|yes)$/i.test(env.BI_PURGE_DRY_RUN ?? ''),
+    ...(env.BI_AUDIT_RETENTION && !/^(keep|0)$/i.test(env.BI_AUDIT_RETENTION)
+      ? { auditRetentionMs: positiveMs('BI_AUDIT_RETENTION', env.BI_AUDIT_RETENTION, Number.NaN) }
+      : {}),
     ...overrides,
   };
 }

@@ -129,7 +129,7 @@ export class Runtime {
     this.reconciler = new Reconciler({
       db: this.db,
       schemas: this.schemas,
-      appliers: opts.appliers ?? defaultAppliers(),
+      appliers: opts.appliers ?? defaultAppliers({ retentionMs: opts.config.retentionMs }),
       read: (path) => source.read(path),
       clock: this.clock,
       scheduler: opts.scheduler,
