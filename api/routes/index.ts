@@ -3,6 +3,7 @@ import apiKeys from './api-keys.ts';
 import auth from './auth.ts';
 import chartTypes from './chart-types.ts';
 import clients from './clients.ts';
+import clientLifecycle from './client-lifecycle.ts';
 import connections from './connections.ts';
 import dashboards from './dashboards.ts';
 import health from './health.ts';
@@ -26,6 +27,7 @@ export const routes: ((app: FastifyInstance) => Promise<void>)[] = [
   apiKeys,
   onboard,
   clients,
+  clientLifecycle,
   chartTypes,
   dashboardImport,
   dashboards,
