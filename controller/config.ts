@@ -39,6 +39,12 @@ export interface Config {
   /** BI_RUN_RETENTION: finished runs older than this are deleted (the last 20 of each pipeline are kept). */
   runRetentionMs: number;
   auth: AuthConfig;
+  /** BI_RETENTION: how long an offboarded client is kept before it may be purged. */
+  retentionMs: number;
+  /** BI_PURGE_DRY_RUN: a purge answers what it would remove and removes nothing. */
+  purgeDryRun: boolean;
+  /** BI_AUDIT_RETENTION: audit entries older than this are pruned (the chain stays verifiable); undefined = keep all. */
+  auditRetentionMs?: number;
   /** Queue mode (README "Runs on more than one machine"): set when BI_QUEUE_URL is. */
   queue?: QueueConfig;
 }
@@ -224,6 +230,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     runRetentionMs: positiveMs('BI_RUN_RETENTION', env.BI_RUN_RETENTION, DEFAULT_RUN_RETENTION_MS),
     auth: authConfig(env),
     queue: queueConfig(env),
+    retentionMs: positiveMs('BI_RETENTION', env.BI_RETENTION, 30 * 86_400_000),
+    purgeDryRun: /^(1|true|yes)$/i.test(env.BI_PURGE_DRY_RUN ?? ''),
+    ...(env.BI_AUDIT_RETENTION && !/^(keep|0)$/i.test(env.BI_AUDIT_RETENTION)
+      ? { auditRetentionMs: positiveMs('BI_AUDIT_RETENTION', env.BI_AUDIT_RETENTION, Number.NaN) }
+      : {}),
     ...overrides,
   };
 }

@@ -32,6 +32,11 @@ import { QueueRunDispatcher } from './runs/queue/dispatcher.ts';
 import { registerWorkerMetrics } from './runs/queue/metrics.ts';
 import { SecretStore } from './secrets/store.ts';
 import type { PipelineEngine } from './runs/types.ts';
+import { ClientPurge } from './usecases/purge-client.ts';
+import { ClientHoldsObserver } from './usecases/client-holds.ts';
+
+/** How often offboarded clients are checked for a passed retention (`client.purge_due`). */
+const PURGE_DUE_CHECK_MS = 3_600_000;
 
 /** Longest a git-mode batch waits for the rest of a burst of writes (see GitWriterOptions.gather). */
 const GATHER_MS = 5;
@@ -101,6 +106,12 @@ export class Runtime {
   readonly search: RegistrySearch;
   /** The encrypted secrets (`secret:` passwords): one store for the settings, the console's tests and the runs. */
   readonly secrets: SecretStore;
+  /** Purges of offboarded clients (a purge a crash interrupted is finished at start). */
+  readonly purges: ClientPurge;
+  /** Suspended and offboarded clients: their runs stopped, their transitions notified. */
+  readonly holds: ClientHoldsObserver;
+  readonly #scheduler: Scheduler;
+  #purgeDueTimer: (() => void) | undefined;
   readonly #shutdown: ShutdownHook[] = [];
   #stopped = false;
   /** API writes in flight: stop() lets them finish before the store closes. */
@@ -110,6 +121,7 @@ export class Runtime {
     this.config = opts.config;
     this.clock = opts.clock ?? systemClock;
     this.log = opts.log ?? silentLogger();
+    this.#scheduler = opts.scheduler ?? realScheduler;
     this.db = openStore(opts.config.dbPath);
     this.schemas = opts.schemas ?? new SchemaRegistry();
     this.clientSets = new ClientSetGenerator({ db: this.db, schemas: this.schemas, clock: this.clock });
@@ -139,7 +151,7 @@ export class Runtime {
     this.reconciler = new Reconciler({
       db: this.db,
       schemas: this.schemas,
-      appliers: opts.appliers ?? defaultAppliers({ scheduleMinIntervalMs: opts.config.scheduleMinIntervalMs }),
+      appliers: opts.appliers ?? defaultAppliers({ scheduleMinIntervalMs: opts.config.scheduleMinIntervalMs, retentionMs: opts.config.retentionMs }),
       generators: [this.clientSets],
       read: (path) => source.read(path),
       clock: this.clock,
@@ -172,6 +184,7 @@ export class Runtime {
       try {
         this.metrics.observeReconcile(e);
         this.notifications.onReconcileEvent(e);
+        this.holds.onEvent(e);
       } catch (err) {
         this.log.error({ err: (err as Error).message, key: e.key }, 'observing an event failed');
       }
@@ -192,6 +205,8 @@ export class Runtime {
       onFinished: (run) => this.runFinished(run),
     });
     if (this.runs.dispatcher instanceof QueueRunDispatcher) registerWorkerMetrics(this.metrics.registry, this.runs.dispatcher);
+    this.purges = new ClientPurge({ runtime: this });
+    this.holds = new ClientHoldsObserver({ runtime: this });
   }
 
   /** Git mode: the working clone, its one writer lock, the polling source and the committing writer. */
@@ -244,6 +259,20 @@ export class Runtime {
     // Runs first: interrupted runs are failed and stored schedules fire even while a git remote is down.
     await this.runs.start();
     await this.source.start();
+    await this.purges.resumePending();
+    this.onShutdown(() => this.#purgeDueTimer?.());
+    this.#watchPurgeDue();
+  }
+
+  /** `client.purge_due` for offboarded clients past their retention: now, then every hour. */
+  #watchPurgeDue(): void {
+    if (this.#stopped) return;
+    try {
+      this.holds.checkDue();
+    } catch (err) {
+      this.log.error({ err: (err as Error).message }, 'purge-due check failed');
+    }
+    this.#purgeDueTimer = this.#scheduler(() => this.#watchPurgeDue(), PURGE_DUE_CHECK_MS);
   }
 
   /** Sync now (API, bictl sync): the source delivers everything it has; the same call in every mode. */

@@ -27,7 +27,7 @@ export default async function clientRoutes(app: FastifyInstance): Promise<void> 
 
   app.get('/v1/bi/admin/clients/:userId', { ...session, schema: clientSchemas.list }, async (req) => {
     const query = parseListQuery((req.query ?? {}) as Record<string, unknown>);
-    const tenants = authz.tenants(principalOf(req));
+    const tenants = authz.registryTenants(principalOf(req));
     const page = await listClients(app.runtime.db, query, app.runtime.search, tenants === 'all' ? undefined : tenants);
     return { success: true, data: page.data, pagination: page.pagination };
   });

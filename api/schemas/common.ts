@@ -129,6 +129,10 @@ export function route(d: RouteDoc): FastifySchema {
     }
   }
   Object.assign(response, d.response);
+  // A suspended or offboarded client's keys and members are refused on every route (controller/authz).
+  const held = 'The client is suspended or offboarded: `Client <ID> is suspended` (or `offboarded`)';
+  if (d.auth === 'apiKey') response[403] ??= answer(err, held);
+  else if (d.auth !== 'none' && err === 'MessageError' && response[403]) response[403] = oneOf(['ErrorBody', 'MessageError'], `${String(response[403].description)}; or ${held}`);
   response[500] ??= answer(err, 'Internal server error (details in the log)');
   return {
     operationId: d.operationId,

@@ -3,6 +3,7 @@ import type { Principal } from '../auth/principal.ts';
 import { ConflictError, ForbiddenError } from '../errors.ts';
 import { connectionOwnership, dashboardOwner, manifestOwner, pipelineOwner, vdmOwner } from './ownership.ts';
 import { isUnconfined, tenantsOf, withinTenants } from './tenants.ts';
+import { clientHold, holdMessage } from './holds.ts';
 
 /** What an authorization question is about. */
 export type Target =
@@ -52,29 +53,49 @@ export class Authorizer {
       case 'user':
         // Their own keys: any user; another user's: admins.
         return target.userId === p.userId || this.can(p, 'admin', { kind: 'platform' });
-      case 'client':
+      case 'client': {
         if (action === 'admin') return this.can(p, 'admin', { kind: 'platform' });
-        return withinTenants(p, target.clientId.trim().toUpperCase());
+        const clientId = target.clientId.trim().toUpperCase();
+        // The registry read still shows a suspended or offboarded client to its tenant.
+        return action === 'read' ? withinTenants(p, clientId) : this.#within(p, clientId);
+      }
       case 'connection': {
         const c = connectionOwnership(db, target.connectionId);
         if (!c) return false;
-        return (action === 'use' && c.shared) || withinTenants(p, c.owner);
+        return (action === 'use' && c.shared) || this.#within(p, c.owner);
       }
       case 'vdm': {
         const owner = vdmOwner(db, target.vdmId);
-        return owner !== undefined && withinTenants(p, owner);
+        return owner !== undefined && this.#within(p, owner);
       }
       case 'dashboard': {
         const owner = dashboardOwner(db, target.facadeId);
-        return owner !== undefined && withinTenants(p, owner);
+        return owner !== undefined && this.#within(p, owner);
       }
       case 'pipeline': {
         const owner = pipelineOwner(db, target.pipelineId);
-        return owner !== undefined && withinTenants(p, owner);
+        return owner !== undefined && this.#within(p, owner);
       }
       case 'manifest':
         return withinTenants(p, manifestOwner(db, target.key));
     }
+  }
+
+  /**
+   * Within a confined caller's tenants, and that tenant not held: a suspended or offboarded
+   * client's keys and members get 403 `Client <ID> is suspended` / `… is offboarded` (not 404:
+   * the client is theirs, only it may not act now).
+   */
+  #within(p: Principal, owner: string | null | undefined): boolean {
+    if (!withinTenants(p, owner)) return false;
+    if (typeof owner === 'string') this.requireNotHeld(owner);
+    return true;
+  }
+
+  /** Throws 403 `Client <ID> is suspended` (or `offboarded`) when the client is held. */
+  requireNotHeld(clientId: string): void {
+    const hold = clientHold(this.#db, clientId);
+    if (hold) throw new ForbiddenError(holdMessage(clientId, hold));
   }
 
   /** Throws 403 `Admin role required` unless the caller is an unconfined admin. */
@@ -105,11 +126,20 @@ export class Authorizer {
    */
   requireOwnedWithin(p: Principal, owner: () => string | null, refusal: string): void {
     if (isUnconfined(p)) return;
-    if (!withinTenants(p, owner())) throw new ForbiddenError(refusal);
+    if (!this.#within(p, owner())) throw new ForbiddenError(refusal);
   }
 
-  /** The clients whose objects the caller sees ('all' for an unconfined admin). */
+  /**
+   * The clients whose objects the caller sees ('all' for an unconfined admin): a confined
+   * caller's held (suspended, offboarded) clients are left out of data listings.
+   */
   tenants(p: Principal): 'all' | readonly string[] {
+    const t = tenantsOf(p);
+    return t === 'all' ? t : t.filter((c) => clientHold(this.#db, c) === undefined);
+  }
+
+  /** The clients whose registry entries the caller sees: held ones included (registry reads still show them). */
+  registryTenants(p: Principal): 'all' | readonly string[] {
     return tenantsOf(p);
   }
 }

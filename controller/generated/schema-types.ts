@@ -74,6 +74,10 @@ export type Client = {
   clientName: string;
   description?: string;
   /**
+   * True suspends the client: its keys and members are refused, its schedules do not fire and its runs are refused; configuration and data stay (registry status SUSPENDED).
+   */
+  suspended: boolean;
+  /**
    * Connection ID of the client's data source; created with this ID when it does not exist, linked when it does.
    */
   connectionId: string;
@@ -468,6 +472,9 @@ export type Notifier = {
     | 'client.onboarded'
     | 'client.failed'
     | 'client.deleted'
+    | 'client.suspended'
+    | 'client.offboarded'
+    | 'client.purge_due'
     | 'run.succeeded'
     | 'run.failed'
     | 'git.failed'
@@ -723,7 +730,7 @@ export type ApiOnboardedClient = {
   /**
    * registry status (spec 3)
    */
-  status: 'ACTIVE' | 'FAILED' | 'DELETED';
+  status: 'ACTIVE' | 'FAILED' | 'SUSPENDED' | 'OFFBOARDED' | 'DELETED';
   /**
    * user ID of whoever onboarded
    */
@@ -826,12 +833,16 @@ export type ApiListedClient = {
   /**
    * registry status (spec 3)
    */
-  status: 'ACTIVE' | 'FAILED' | 'DELETED';
+  status: 'ACTIVE' | 'FAILED' | 'SUSPENDED' | 'OFFBOARDED' | 'DELETED';
   onboardedBy: string | null;
   /**
    * ISO 8601 timestamp (UTC)
    */
   onboardedDate: string;
+  /**
+   * OFFBOARDED only: when the client may be purged (BI_RETENTION after its offboarding)
+   */
+  retainUntil?: string;
 };
 /**
  * Spec 4.5: newest onboarding first
@@ -870,7 +881,7 @@ export type ApiClientDetail = {
   /**
    * registry status (spec 3)
    */
-  status: 'ACTIVE' | 'FAILED' | 'DELETED';
+  status: 'ACTIVE' | 'FAILED' | 'SUSPENDED' | 'OFFBOARDED' | 'DELETED';
   onboardedBy: string | null;
   /**
    * ISO 8601 timestamp (UTC)
@@ -891,6 +902,10 @@ export type ApiClientDetail = {
    * FAILED only: why
    */
   failureReason?: string;
+  /**
+   * OFFBOARDED only: when the client may be purged (BI_RETENTION after its offboarding)
+   */
+  retainUntil?: string;
 };
 /**
  * Spec 4.6
@@ -912,7 +927,7 @@ export type ApiClientAudit = {
     /**
      * registry status (spec 3)
      */
-    status: 'ACTIVE' | 'FAILED' | 'DELETED';
+    status: 'ACTIVE' | 'FAILED' | 'SUSPENDED' | 'OFFBOARDED' | 'DELETED';
     clientName: string;
     onboardedBy: string | null;
     /**
@@ -1001,7 +1016,7 @@ export type ApiClientResources = {
   /**
    * registry status; null when the client was never applied
    */
-  status: ('ACTIVE' | 'FAILED' | 'DELETED') | null;
+  status: ('ACTIVE' | 'FAILED' | 'SUSPENDED' | 'OFFBOARDED' | 'DELETED') | null;
   connection: {
     connectionId: string;
     name: string;
@@ -1151,7 +1166,7 @@ export type ApiClientOffboarded = {
   /**
    * registry status after the prune (DELETED)
    */
-  status: ('ACTIVE' | 'FAILED' | 'DELETED') | null;
+  status: ('ACTIVE' | 'FAILED' | 'SUSPENDED' | 'OFFBOARDED' | 'DELETED') | null;
   manifest: {
     key: string;
     phase: 'Pending' | 'Synced' | 'Failed' | 'Invalid' | 'Pruned';
@@ -1989,6 +2004,88 @@ export type ApiClientSetPreview = {
      */
     problems?: string[];
   }[];
+};
+/**
+ * A lifecycle shortcut applied: the client's registry status after it
+ */
+export type ApiClientLifecycleResult = {
+  success: true;
+  clientId: string;
+  /**
+   * registry status
+   */
+  status: 'ACTIVE' | 'FAILED' | 'SUSPENDED' | 'OFFBOARDED' | 'DELETED';
+};
+export type ApiPurgeRequest = {
+  /**
+   * the client ID again (typed-name confirmation)
+   */
+  confirm: string;
+  /**
+   * purge before `retainUntil` (admins)
+   */
+  force?: boolean;
+};
+/**
+ * One object a purge removes
+ */
+export type ApiPurgeItem = {
+  kind: 'pipeline' | 'runs' | 'dashboard' | 'model' | 'vdm' | 'key' | 'connection' | 'secret' | 'manifest';
+  id: string;
+};
+/**
+ * The purge done (status DELETED), or with BI_PURGE_DRY_RUN what it would remove
+ */
+export type ApiPurgeResult = {
+  success: true;
+  clientId: string;
+  /**
+   * registry status
+   */
+  status?: 'ACTIVE' | 'FAILED' | 'SUSPENDED' | 'OFFBOARDED' | 'DELETED';
+  dryRun?: true;
+  removes: ApiPurgeItem[];
+};
+/**
+ * One entry of the hash-chained audit log
+ */
+export type ApiAuditEntry = {
+  seq: number;
+  at: string;
+  actor: {
+    type: 'user' | 'key' | 'git' | 'controller' | 'cli';
+    id: string;
+    revision?: string;
+  };
+  action: string;
+  clientId?: string;
+  object?: {
+    kind: string;
+    id: string;
+  };
+  /**
+   * digest of the state before
+   */
+  before?: string;
+  /**
+   * digest of the state after
+   */
+  after?: string;
+  result: 'ok' | 'refused' | 'failed';
+  requestId?: string;
+  hash: string;
+  prevHash: string;
+};
+/**
+ * A page of audit entries (newest first unless order=asc)
+ */
+export type ApiAuditPage = {
+  success: true;
+  entries: ApiAuditEntry[];
+  /**
+   * the `cursor` of the next page; null on the last
+   */
+  nextCursor: number | null;
 };
 export type PipelineApiSourceConfig = {
   endpoint?: string;

@@ -1,5 +1,5 @@
 import type { Applier } from '../types.ts';
-import { clientApplier } from './client/applier.ts';
+import { clientApplier, createClientApplier } from './client/applier.ts';
 import { clientSetApplier } from './clientset/applier.ts';
 import { connectionApplier } from './connection/applier.ts';
 import { coreModelApplier } from './coremodel/applier.ts';
@@ -8,7 +8,8 @@ import { notifierApplier } from './notifier/applier.ts';
 import { createPipelineApplier } from './pipeline/applier.ts';
 
 /** Every kind the controller reconciles; the reconcile loop gets them from here and knows no kind itself. */
-export function defaultAppliers(opts: { scheduleMinIntervalMs?: number } = {}): Applier[] {
+export function defaultAppliers(opts: { scheduleMinIntervalMs?: number; retentionMs?: number } = {}): Applier[] {
   const pipelineApplier = createPipelineApplier({ scheduleMinIntervalMs: opts.scheduleMinIntervalMs });
-  return [coreModelApplier, connectionApplier, clientApplier, dashboardApplier, pipelineApplier, notifierApplier, clientSetApplier] as Applier[];
+  const client = opts.retentionMs === undefined ? clientApplier : createClientApplier({ retentionMs: opts.retentionMs });
+  return [coreModelApplier, connectionApplier, client, dashboardApplier, pipelineApplier, notifierApplier, clientSetApplier] as Applier[];
 }

@@ -90,6 +90,11 @@ export class Notifications {
     this.#tracker.onRun(run, this.#clock());
   }
 
+  /** A client's lifecycle transition that no reconcile phase shows (suspended, purge due, purged). */
+  onLifecycle(event: 'client.suspended' | 'client.purge_due' | 'client.deleted', clientId: string, message: string): void {
+    this.#tracker.onLifecycle(event, clientId, message, this.#clock());
+  }
+
   /** A git fetch or push (git mode): failures announced once until the operation succeeds. */
   onGit(op: 'fetch' | 'push', branch: string, error: string | undefined): void {
     this.#tracker.onGit(op, branch, error, this.#clock());

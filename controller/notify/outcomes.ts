@@ -105,7 +105,8 @@ export class OutcomeTracker {
       if (client && !prev?.live) return failing(prev?.phase) ? ['client.onboarded', 'object.recovered'] : ['client.onboarded'];
       return failing(prev?.phase) ? ['object.recovered'] : undefined;
     }
-    if (e.phase === 'Pruned' && client && prev?.live) return ['client.deleted'];
+    // A removed Client manifest offboards the client (kept until its purge: `client.deleted`).
+    if (e.phase === 'Pruned' && client && prev?.live) return ['client.offboarded'];
     return undefined;
   }
 
@@ -163,6 +164,15 @@ export class OutcomeTracker {
     });
   }
 
+  /**
+   * A lifecycle transition the registry shows and no phase does: `client.suspended`,
+   * `client.purge_due` (retention passed), `client.deleted` (purged).
+   */
+  onLifecycle(event: 'client.suspended' | 'client.purge_due' | 'client.deleted', clientId: string, message: string, at: Date): void {
+    const subject = { kind: 'Client', name: clientId, clientId };
+    this.#emit({ events: [event], subjects: [subject], ...subject, message, at: at.toISOString() });
+  }
+
   /** A git fetch or push: a failure once until that operation succeeds again. */
   onGit(op: 'fetch' | 'push', branch: string, error: string | undefined, at: Date): void {
     if (error === undefined) {
@@ -187,8 +197,8 @@ function describe(e: PhaseEvent, event: NotificationEvent): string {
       return `${id} recovered: Synced${at}`;
     case 'client.onboarded':
       return `${id} onboarded${at}`;
-    case 'client.deleted':
-      return `${id} deleted (its manifest was removed)`;
+    case 'client.offboarded':
+      return `${id} offboarded (its manifest was removed); kept until its purge`;
     default:
       return `${id}: ${e.phase}`;
   }

@@ -4,6 +4,7 @@ import type { Store } from '../store/db.ts';
 import type { Scheduler } from '../clock.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import { readPipeline } from './pipeline-view.ts';
+import { ClientHeldError, clientHold } from '../authz/holds.ts';
 import { pipelineOwner } from '../authz/ownership.ts';
 import type { Logger } from '../log.ts';
 import type { Clock } from '../types.ts';
@@ -109,6 +110,10 @@ export class LocalRunDispatcher extends EventEmitter implements RunDispatcher {
     if (this.#closing) throw new ConflictError('the controller is shutting down');
     const pipeline = readPipeline(this.#opts.db, pipelineId, this.#opts.clock());
     if (!pipeline) throw new NotFoundError(`Pipeline ${pipelineId} not found`);
+    // A suspended or offboarded client's pipelines do not run, whoever starts them.
+    const owner = pipelineOwner(this.#opts.db, pipelineId);
+    const hold = owner ? clientHold(this.#opts.db, owner) : undefined;
+    if (owner && hold) throw new ClientHeldError(owner, hold);
     const run = this.#opts.store.create({ pipelineId, trigger, actor, owner: this.#owner, steps: pendingSteps(pipeline.steps) });
     this.#opts.log.info({ runId: run.runId, pipelineId, trigger }, 'run queued');
     this.#queue.push({ runId: run.runId, tenant: pipelineClient(this.#opts.db, pipelineId) ?? null, queuedAt: Date.parse(run.queuedAt) });

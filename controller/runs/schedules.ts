@@ -8,6 +8,7 @@ import type { Clock } from '../types.ts';
 import { DEFAULT_SCHEDULE_MIN_INTERVAL_MS } from '../config.ts';
 import type { RunDispatcher } from './dispatcher.ts';
 import { ActiveRunError } from './store.ts';
+import { ClientHeldError } from '../authz/holds.ts';
 
 /** The longest the scheduler sleeps before it looks again (the wall clock may be set meanwhile). */
 export const MAX_SCHEDULE_DELAY_MS = 60_000;
@@ -135,6 +136,7 @@ export class ScheduleRunner {
       log.info({ pipelineId, runId: run.runId, due: due.toISOString() }, 'schedule fired');
     } catch (err) {
       if (err instanceof ActiveRunError) log.info({ pipelineId, due: due.toISOString() }, 'schedule fire skipped: a run is active');
+      else if (err instanceof ClientHeldError) log.info({ pipelineId, due: due.toISOString(), clientId: err.clientId }, `schedule fire skipped: the client is ${err.hold}`);
       else log.error({ pipelineId, due: due.toISOString(), err: (err as Error).message }, 'schedule fire failed');
     }
   }

@@ -27,7 +27,15 @@ export interface ClientApplierOptions {
    * failed. A function is asked on every apply, so a test can "fix" the fault for the retry.
    */
   failAt?: ClientStep | (() => ClientStep | undefined);
+  /** How long an offboarded client is kept before it may be purged (BI_RETENTION, default 30 d). */
+  retentionMs?: number;
 }
+
+/** BI_RETENTION's default: an offboarded client is kept 30 days. */
+export const DEFAULT_RETENTION_MS = 30 * 24 * 3_600_000;
+
+/** States in which a client keeps its resources and belongs to the manifest that onboarded it. */
+const HELD_BY_MANIFEST: ReadonlySet<string> = new Set(['ACTIVE', 'SUSPENDED', 'OFFBOARDED']);
 
 interface Steps {
   run<T>(step: ClientStep, fn: () => T): T;
@@ -43,6 +51,7 @@ export const clientApplier = createClientApplier();
  */
 export function createClientApplier(opts: ClientApplierOptions = {}): Applier<ClientSpec> {
   const failAt = typeof opts.failAt === 'function' ? opts.failAt : () => opts.failAt as ClientStep | undefined;
+  const retentionMs = opts.retentionMs ?? DEFAULT_RETENTION_MS;
   return {
     kind: 'Client',
     order: 1,
@@ -51,7 +60,7 @@ export function createClientApplier(opts: ClientApplierOptions = {}): Applier<Cl
     apply(ctx) {
       return applyClient(ctx, stepRunner(ctx, failAt()));
     },
-    prune: pruneClient,
+    prune: (ctx) => offboardClient(ctx, retentionMs),
     recordFailure: recordFailedOnboarding,
   };
 }
@@ -83,7 +92,7 @@ export function checkClient(db: Store, manifest: Manifest<ClientSpec>): Problem[
   const problems: Problem[] = [];
   const clientId = normalizeClientId(spec.clientId);
   const row = readClient(db, clientId);
-  if (row && row.status === 'ACTIVE' && row.manifest_key !== keyOf(manifest)) {
+  if (row && HELD_BY_MANIFEST.has(row.status) && row.manifest_key !== keyOf(manifest)) {
     problems.push({ path: 'spec.clientId', message: `client ${clientId} is already onboarded by ${row.manifest_key ?? 'another manifest'}` });
   }
   return problems;
@@ -96,7 +105,7 @@ function applyClient(ctx: ApplyContext<ClientSpec>, steps: Steps): ClientRefs {
   const at = ctx.now.toISOString();
   const previous = ctx.previous as Partial<ClientRefs> | undefined;
   const existing = readClient(db, clientId);
-  if (existing?.status === 'ACTIVE' && existing.manifest_key !== key) {
+  if (existing && HELD_BY_MANIFEST.has(existing.status) && existing.manifest_key !== key) {
     throw new StepError('validate', `client ${clientId} is already onboarded by ${existing.manifest_key ?? 'another manifest'}`);
   }
   let changed = false;
@@ -146,6 +155,9 @@ function applyClient(ctx: ApplyContext<ClientSpec>, steps: Steps): ClientRefs {
     return r;
   });
 
+  // Kept through a suspension or an offboarding: re-adding the manifest keeps who onboarded it and when.
+  const kept = existing !== undefined && HELD_BY_MANIFEST.has(existing.status);
+  const suspended = spec.suspended === true;
   steps.run('register client', () => {
     // A connection this client created and no longer uses goes.
     if (previous?.connectionCreated && previous.connectionId && previous.connectionId !== connection.connectionId) {
@@ -161,24 +173,28 @@ function applyClient(ctx: ApplyContext<ClientSpec>, steps: Steps): ClientRefs {
       facade_ids: toJson(dashboards.facadeIds),
       experiment_ids: toJson(dashboards.experimentIds),
       core_model_id: spec.coreModelId,
-      status: 'ACTIVE',
-      onboarded_by: existing?.status === 'ACTIVE' ? existing.onboarded_by : ctx.actor,
-      onboarded_date: existing?.status === 'ACTIVE' ? existing.onboarded_date : at,
+      status: suspended ? 'SUSPENDED' : 'ACTIVE',
+      onboarded_by: kept ? existing.onboarded_by : ctx.actor,
+      onboarded_date: kept ? existing.onboarded_date : at,
       last_modified_date: at,
-      is_active: 1,
+      is_active: suspended ? 0 : 1,
       is_deleted: 0,
       failed_step: null,
       failure_reason: null,
       manifest_key: key,
+      retain_until: null,
     };
-    if (existing?.status === 'ACTIVE' && !changed && sameRegistryFields(existing, row)) return;
+    if (existing?.status === row.status && !changed && sameRegistryFields(existing, row)) return;
     upsertClient(db, row);
   });
 
   return {
     clientId,
     connectionId: connection.connectionId,
-    connectionCreated: connection.created || (previous?.connectionCreated === true && previous.connectionId === connection.connectionId),
+    connectionCreated:
+      connection.created ||
+      (previous?.connectionCreated === true && previous.connectionId === connection.connectionId) ||
+      createdByManifest(db, connection.connectionId, key),
     modelId,
     vdmIds,
     facadeIds: dashboards.facadeIds,
@@ -313,6 +329,12 @@ function publishVdms(
   return { vdmIds, changed };
 }
 
+/** Whether this client's manifest created the connection (kept across an offboarding and a restore). */
+function createdByManifest(db: Store, connectionId: string, key: string): boolean {
+  const row = db.statements.prepare('SELECT manifest_key FROM connections WHERE connection_id = ?').get(connectionId) as { manifest_key: string | null } | undefined;
+  return row?.manifest_key === key;
+}
+
 /** Removes a connection this client's onboarding created, unless something else still uses it. */
 function removeConnectionIfUnused(db: Store, connectionId: string, key: string): boolean {
   const row = db.statements.prepare('SELECT manifest_key FROM connections WHERE connection_id = ?').get(connectionId) as { manifest_key: string | null } | undefined;
@@ -341,12 +363,19 @@ function markDeleted(db: Store, clientId: string, key: string, at: string): void
   ).run(at, clientId, key);
 }
 
-/** The manifest is gone: the client becomes DELETED and its resources are removed. */
-function pruneClient(ctx: PruneContext): void {
+/**
+ * The manifest is gone: the client is OFFBOARDED, not deleted. Every resource and ID is kept
+ * until its purge (after `retainUntil`); re-adding the manifest brings it back as it was.
+ */
+function offboardClient(ctx: PruneContext, retentionMs: number): void {
   const refs = ctx.previous as Partial<ClientRefs>;
   if (!refs.clientId) return;
-  pruneResources(ctx.db, ctx.key, refs);
-  markDeleted(ctx.db, refs.clientId, ctx.key, ctx.now.toISOString());
+  const at = ctx.now.toISOString();
+  const retainUntil = new Date(ctx.now.getTime() + retentionMs).toISOString();
+  ctx.db.statements.prepare(
+    `UPDATE clients SET status = 'OFFBOARDED', is_active = 0, retain_until = ?, last_modified_date = ?
+     WHERE client_id = ? AND manifest_key = ? AND status IN ('ACTIVE', 'SUSPENDED')`,
+  ).run(retainUntil, at, refs.clientId, ctx.key);
 }
 
 /**
@@ -358,7 +387,7 @@ function recordFailedOnboarding(ctx: FailureContext<ClientSpec>): void {
   if (typeof spec.clientId !== 'string') return;
   const clientId = normalizeClientId(spec.clientId);
   const existing = readClient(ctx.db, clientId);
-  if (existing?.status === 'ACTIVE') return;
+  if (existing && HELD_BY_MANIFEST.has(existing.status)) return;
   const at = ctx.now.toISOString();
   const step = ctx.error instanceof StepError ? ctx.error.step : 'apply';
   const reason = ctx.error instanceof StepError ? ctx.error.reason : ctx.error.message;
@@ -381,5 +410,6 @@ function recordFailedOnboarding(ctx: FailureContext<ClientSpec>): void {
     failed_step: step,
     failure_reason: boundMessage(reason),
     manifest_key: ctx.key,
+    retain_until: null,
   });
 }

@@ -5,8 +5,8 @@ import { fromJson } from '../json.ts';
 import { readClient } from './registry.ts';
 import type { ClientDashboardSpec, ClientSpec, VdmSpec } from './types.ts';
 
-/** The onboarding package is also the export format (spec 9): 2.3 plus `description`. */
-export type OnboardingPackage = ClientSpec;
+/** The onboarding package is also the export format (spec 9): 2.3 plus `description` (and `suspended` when it is). */
+export type OnboardingPackage = Omit<ClientSpec, 'suspended'> & { suspended?: boolean };
 
 /**
  * The onboarding package that recreates an ACTIVE client: what the settings UI downloads and
@@ -14,9 +14,17 @@ export type OnboardingPackage = ClientSpec;
  * onboarding the export elsewhere gives an equal client.
  */
 export function exportClient(db: Store, clientId: string): OnboardingPackage {
+  return clientPackage(db, clientId, ['ACTIVE']);
+}
+
+/**
+ * The package of a client in one of `states`: the export (ACTIVE), and the manifest a restore or
+ * a suspend writes back (an OFFBOARDED or SUSPENDED client keeps every resource it had).
+ */
+export function clientPackage(db: Store, clientId: string, states: readonly string[]): OnboardingPackage {
   const row = readClient(db, clientId);
   if (!row) throw new NotFoundError(`Client ${clientId} not found`);
-  if (row.status !== 'ACTIVE' || !row.model_id || !row.connection_id || !row.core_model_id) {
+  if (!states.includes(row.status) || !row.model_id || !row.connection_id || !row.core_model_id) {
     throw new ConflictError(`Client ${clientId} is ${row.status}: only an ACTIVE client can be exported`);
   }
   const model = db.statements.prepare('SELECT security_enabled, external_id_key FROM semantic_models WHERE model_id = ?').get(row.model_id) as

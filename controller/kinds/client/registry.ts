@@ -23,11 +23,13 @@ export interface ClientRow {
   failed_step: string | null;
   failure_reason: string | null;
   manifest_key: string | null;
+  /** OFFBOARDED only: when the client may be purged. */
+  retain_until: string | null;
 }
 
 export const CLIENT_COLUMNS =
   'client_id, client_name, description, connection_id, model_id, vdm_ids, facade_ids, experiment_ids, core_model_id, status, ' +
-  'onboarded_by, onboarded_date, last_modified_date, is_active, is_deleted, failed_step, failure_reason, manifest_key';
+  'onboarded_by, onboarded_date, last_modified_date, is_active, is_deleted, failed_step, failure_reason, manifest_key, retain_until';
 
 export function readClient(db: Store, clientId: string): ClientRow | undefined {
   return db.statements.prepare(`SELECT ${CLIENT_COLUMNS} FROM clients WHERE client_id = ?`).get(clientId) as ClientRow | undefined;
@@ -80,7 +82,13 @@ export function listView(r: ClientRow): ListedClient {
     status: r.status,
     onboardedBy: r.onboarded_by,
     onboardedDate: r.onboarded_date,
+    ...retainUntilOf(r),
   };
+}
+
+/** `retainUntil` of an OFFBOARDED client (absent for the other states: the spec's fields stay as they were). */
+function retainUntilOf(r: ClientRow): { retainUntil?: string } {
+  return r.status === 'OFFBOARDED' && r.retain_until ? { retainUntil: r.retain_until } : {};
 }
 
 /** The single read (spec 4.6): every single-read field of 2.2; a FAILED entry also says where it failed. */

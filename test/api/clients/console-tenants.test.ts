@@ -78,21 +78,22 @@ describe('POST /v1/bi/admin/clients/{clientId}/offboard/{userId}', () => {
     expect(existsSync(join(t.manifests, 'clients/ACME.yaml'))).toBe(true);
   });
 
-  it('withdraws the manifest and prunes what it created; the registry keeps a DELETED entry, pipelines stay', async () => {
+  it('withdraws the manifest: the client is OFFBOARDED with retainUntil, every resource kept until its purge', async () => {
     const res = await post(admin, `/v1/bi/admin/clients/ACME/offboard/${admin.userId}`, { confirm: 'acme' });
     expect(res.statusCode).toBe(200);
     const j = res.json();
-    expect(j).toMatchObject({ clientId: 'ACME', status: 'DELETED', manifest: { key: 'Client/ACME', phase: 'Pruned' } });
+    expect(j).toMatchObject({ clientId: 'ACME', status: 'OFFBOARDED', manifest: { key: 'Client/ACME', phase: 'Pruned' } });
     expect(existsSync(join(t.manifests, 'clients/ACME.yaml'))).toBe(false);
     const db = t.rt.db;
-    expect(count(db, 'facades', 'client_id = ?', 'ACME')).toBe(0);
-    expect(count(db, 'vdms', 'client_id = ?', 'ACME')).toBe(0);
-    expect(count(db, 'semantic_models', 'client_id = ?', 'ACME')).toBe(0);
-    // The connection its onboarding created goes too: nothing else of the store uses it.
+    expect(count(db, 'facades', 'client_id = ?', 'ACME')).toBe(1);
+    expect(count(db, 'vdms', 'client_id = ?', 'ACME')).toBe(2);
+    expect(count(db, 'semantic_models', 'client_id = ?', 'ACME')).toBe(1);
+    // `removed` names what its purge will remove (the connection its onboarding created, nothing else uses it).
     expect(j.removed.removes.connectionId).toBe(ACME_DB);
-    expect(count(db, 'connections', 'connection_id = ?', ACME_DB)).toBe(0);
+    expect(count(db, 'connections', 'connection_id = ?', ACME_DB)).toBe(1);
     expect(count(db, 'pipelines', 'manifest_key = ?', 'Pipeline/acme')).toBe(1);
-    expect(count(db, 'facades', 'client_id = ?', 'GLOBEX')).toBe(1);
+    const read = await get(admin, `/v1/bi/admin/clients/ACME/${admin.userId}`);
+    expect(read.json().client).toMatchObject({ status: 'OFFBOARDED', isActive: false, isDeleted: false, retainUntil: '2026-03-31T10:00:00.000Z' });
     // Done once: a second offboarding has no manifest left to withdraw.
     const again = await post(admin, `/v1/bi/admin/clients/ACME/offboard/${admin.userId}`, { confirm: 'ACME' });
     expect(again.statusCode).toBe(409);

@@ -65,7 +65,7 @@ describe('onboarding, failing, recovering, pruning and running pipelines', () =>
       ['client.onboarded', 'Client', 'ACME'],
       ['client.failed', 'Client', 'ACME'],
       ['object.recovered', 'Client', 'ACME'],
-      ['client.deleted', 'Client', 'ACME'],
+      ['client.offboarded', 'Client', 'ACME'],
       ['run.succeeded', 'Pipeline', 'orders'],
       ['run.failed', 'Pipeline', 'orders'],
     ]);
@@ -76,7 +76,7 @@ describe('onboarding, failing, recovering, pruning and running pipelines', () =>
       'Client/ACME onboarded',
       'Client/ACME failed (create model): core model SM2026A09999 does not exist',
       'Client/ACME recovered: Synced',
-      'Client/ACME deleted (its manifest was removed)',
+      'Client/ACME offboarded (its manifest was removed); kept until its purge',
       'Pipeline/orders run R2026A00001 succeeded: 120 rows read, 100 written, 20 rejected',
       'Pipeline/orders run R2026A00002 failed at load: relation "orders" does not exist',
     ]);

@@ -125,10 +125,11 @@ describe('Client applier through manifest files', () => {
         failed_step: step,
         failure_reason: 'injected failure',
         manifest_key: 'Client/ACME',
+        retain_until: null,
       });
       const status = t.rt.reconciler.status.get('Client/ACME');
       expect(status).toMatchObject({ phase: 'Failed', message: `${step}: injected failure`, attempts: 1 });
-      expect(statusCounts(t.rt.db).kept).toEqual({ ACTIVE: 0, FAILED: 1, DELETED: 0 });
+      expect(statusCounts(t.rt.db).kept).toEqual({ ACTIVE: 0, FAILED: 1, SUSPENDED: 0, OFFBOARDED: 0, DELETED: 0 });
     });
   }
 
@@ -236,28 +237,53 @@ describe('Client applier through manifest files', () => {
     expect(snapshot(t.rt.db)).toEqual(good);
   });
 
-  it('prunes a removed manifest to DELETED and removes its resources and its own connection', async () => {
+  it('offboards a removed manifest: OFFBOARDED until BI_RETENTION has passed, every resource and ID kept', async () => {
     t = await makeTestRuntime();
     writeCoreModel(t);
     t.write('clients/ACME.yaml', clientManifest(packageWithDashboard()));
     t.write('clients/GLOBEX.yaml', clientManifest(onboardingPackage('GLOBEX', { connectionId: 'D2026A00005' })));
     await t.sync();
+    const before = snapshot(t.rt.db, RESOURCES);
+    const refs = t.rt.reconciler.status.get('Client/ACME')?.resourceIds;
     t.clock.advance(1000);
     t.remove('clients/ACME.yaml');
     await t.sync();
-    expect(clientRow(t)).toMatchObject({ status: 'DELETED', is_active: 0, is_deleted: 1, last_modified_date: '2026-03-01T10:00:01.000Z' });
+    expect(clientRow(t)).toMatchObject({
+      status: 'OFFBOARDED',
+      is_active: 0,
+      is_deleted: 0,
+      last_modified_date: '2026-03-01T10:00:01.000Z',
+      retain_until: '2026-03-31T10:00:01.000Z',
+    });
     expect(t.rt.reconciler.status.get('Client/ACME')?.phase).toBe('Pruned');
-    for (const table of ['semantic_models', 'vdms', 'facades']) expect(count(t.rt.db, table, "client_id = 'ACME'")).toBe(0);
-    expect(count(t.rt.db, 'experiments')).toBe(0);
-    expect((t.rt.db.prepare('SELECT connection_id FROM connections').all() as { connection_id: string }[]).map((c) => c.connection_id)).toEqual(['D2026A00005']);
+    expect(snapshot(t.rt.db, RESOURCES)).toEqual(before);
     expect(clientRow(t, 'GLOBEX')?.status).toBe('ACTIVE');
-    expect(assertWholeClients(t.rt.db)).toEqual([]);
-    // Onboarding it again later creates a fresh ACTIVE client.
-    t.write('clients/ACME.yaml', clientManifest(onboardingPackage()));
-    await t.sync();
-    expect(clientRow(t)).toMatchObject({ status: 'ACTIVE', is_deleted: 0, is_active: 1 });
     const counts = statusCounts(t.rt.db);
     expect(counts.kept).toEqual(counts.actual);
+
+    // The file comes back after a restart: ACTIVE again with the very same IDs, nothing new created.
+    t = await t.restart();
+    t.write('clients/ACME.yaml', clientManifest(packageWithDashboard()));
+    await t.sync();
+    expect(clientRow(t)).toMatchObject({ status: 'ACTIVE', is_deleted: 0, is_active: 1, retain_until: null, onboarded_date: '2026-03-01T10:00:00.000Z' });
+    expect(t.rt.reconciler.status.get('Client/ACME')?.resourceIds).toEqual(refs);
+    expect(snapshot(t.rt.db, RESOURCES)).toEqual(before);
+  });
+
+  it('suspends and resumes through spec.suspended: SUSPENDED, not active, resources untouched', async () => {
+    t = await makeTestRuntime();
+    writeCoreModel(t);
+    t.write('clients/ACME.yaml', clientManifest(packageWithDashboard()));
+    await t.sync();
+    const before = snapshot(t.rt.db, RESOURCES);
+    t.write('clients/ACME.yaml', clientManifest({ ...packageWithDashboard(), suspended: true }));
+    await t.sync();
+    expect(clientRow(t)).toMatchObject({ status: 'SUSPENDED', is_active: 0, is_deleted: 0 });
+    expect(snapshot(t.rt.db, RESOURCES)).toEqual(before);
+    t.write('clients/ACME.yaml', clientManifest(packageWithDashboard()));
+    await t.sync();
+    expect(clientRow(t)).toMatchObject({ status: 'ACTIVE', is_active: 1 });
+    expect(snapshot(t.rt.db, RESOURCES)).toEqual(before);
   });
 
   it('never binds a client to the connection another client\'s onboarding created: Failed, nothing of it stored', async () => {

@@ -114,7 +114,7 @@ export function assertWholeClients(db: Database): string[] {
 /** The trigger-kept per-status counts (migration 0003) agree with the rows. */
 export function statusCounts(db: Database): { kept: Record<string, number>; actual: Record<string, number> } {
   const kept = Object.fromEntries((db.prepare('SELECT status, n FROM client_status_counts').all() as { status: string; n: number }[]).map((r) => [r.status, r.n]));
-  const actual: Record<string, number> = { ACTIVE: 0, FAILED: 0, DELETED: 0 };
+  const actual: Record<string, number> = { ACTIVE: 0, FAILED: 0, SUSPENDED: 0, OFFBOARDED: 0, DELETED: 0 };
   for (const r of db.prepare('SELECT status, COUNT(*) AS n FROM clients GROUP BY status').all() as { status: string; n: number }[]) actual[r.status] = r.n;
   return { kept, actual };
 }
