@@ -102,7 +102,7 @@ export class Runtime {
     this.clock = opts.clock ?? systemClock;
     this.log = opts.log ?? silentLogger();
     this.db = openStore(opts.config.dbPath);
-    this.schemas = new SchemaRegistry();
+    this.schemas = new SchemaRegistry(undefined, { strict: opts.config.strictManifests });
     this.authz = new Authorizer({ db: this.db });
     this.search = new RegistrySearch({ db: this.db });
     this.secrets = new SecretStore({ db: this.db, secretKey: opts.config.secretKey, clock: this.clock });

@@ -1716,15 +1716,18 @@ export type PipelineApiSourceConfig = {
    * root key holding the data array
    */
   rootKey?: string;
+  [k: string]: unknown;
 };
 export type PipelineDatabaseSourceConfig = {
   schemaName?: string;
   tableName?: string;
+  [k: string]: unknown;
 };
 export type PipelineSourceStep = {
   connectionId?: PipelineNonEmptyString;
   endpoint?: string;
   tableName?: string;
+  [k: string]: unknown;
 };
 export type PipelineTransformStep = {
   fieldMappings?: {
@@ -1768,15 +1771,18 @@ export type PipelineDbLookupStep = {
 export type PipelineStageStep = {
   schemaName?: string;
   tableName: PipelineNonEmptyString;
+  [k: string]: unknown;
 };
 export type PipelineLoadStep = {
   tableName: PipelineNonEmptyString;
   connectionId?: PipelineNonEmptyString;
   schemaName?: string;
+  [k: string]: unknown;
 };
 export type PipelineReconcileStep = {
   mappingSource: 'default' | 'custom';
   compareRowCounts: boolean;
   checkFieldCompleteness: boolean;
   screenMapEnabled: boolean;
+  [k: string]: unknown;
 };
