@@ -39,6 +39,10 @@ export type DashboardAxis =
       type?: 'dimension' | 'measure';
     };
 export type PipelineNonEmptyString = string;
+/**
+ * unknown fields of the manifest or request body, each with the nearest known name (`spec.descripton is an unknown field (did you mean description?)`); absent when there are none. With BI_STRICT_MANIFESTS=true they are errors instead
+ */
+export type ApiWarnings = string[];
 
 /**
  * Each schema file by its stem (`client` for schemas/client.schema.json).
@@ -1047,6 +1051,7 @@ export type ApiStatusItem = {
    * ISO 8601 timestamp (UTC)
    */
   lastTransitionAt: string;
+  warnings?: ApiWarnings;
 };
 export type ApiOffboardRequest = {
   /**

@@ -41,8 +41,11 @@ export type Scanned =
   | { type: 'unchanged'; key: string; row: KnownRow }
   /** It cannot become desired state: record it Invalid under `key`. */
   | { type: 'invalid'; key: string; kind: string; name: string; path: string; hash: string | null; reason: string; problems: Problem[] }
-  /** Reconcile `key`; `superseded` is the key this file defined before (to be pruned), `staleInvalidRow` a File/ row to drop. */
-  | { type: 'reconcile'; key: string; superseded?: string; staleInvalidRow?: string };
+  /**
+   * Reconcile `key`; `superseded` is the key this file defined before (to be pruned), `staleInvalidRow` a File/ row to drop,
+   * `warnings` the file's unknown fields.
+   */
+  | { type: 'reconcile'; key: string; superseded?: string; staleInvalidRow?: string; warnings: Problem[] };
 
 export interface DesiredStateOptions {
   schemas: SchemaRegistry;
@@ -113,7 +116,7 @@ export class DesiredState {
       author: meta.author,
     });
     const staleInvalidRow = known.some((r) => r.key === INVALID_PREFIX + path) ? INVALID_PREFIX + path : undefined;
-    return { type: 'reconcile', key: result.key, ...(superseded ? { superseded } : {}), ...(staleInvalidRow ? { staleInvalidRow } : {}) };
+    return { type: 'reconcile', key: result.key, ...(superseded ? { superseded } : {}), ...(staleInvalidRow ? { staleInvalidRow } : {}), warnings: result.warnings };
   }
 
   /**
