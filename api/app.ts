@@ -12,6 +12,7 @@ import { swaggerOptions } from './openapi/document.ts';
 import { responseSerializer } from './openapi/serializer.ts';
 import { routes } from './routes/index.ts';
 import { assertAuthDeclared } from './auth/guards.ts';
+import { registerWarnings } from './warnings.ts';
 
 export interface AppOptions {
   runtime: Runtime;
@@ -101,6 +102,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.setValidatorCompiler(() => () => true);
   // Response schemas serialize: a field a schema does not declare is never sent.
   app.setSerializerCompiler(responseSerializer(opts.runtime.schemas));
+  registerWarnings(app);
   await app.register(swagger, swaggerOptions(opts.runtime.schemas, VERSION));
   for (const plugin of routes) await app.register(plugin);
   return app;

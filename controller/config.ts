@@ -45,6 +45,8 @@ export interface Config {
   purgeDryRun: boolean;
   /** BI_AUDIT_RETENTION: audit entries older than this are pruned (the chain stays verifiable); undefined = keep all. */
   auditRetentionMs?: number;
+  /** BI_STRICT_MANIFESTS: an unknown manifest field is an error (Invalid, 400), not a warning. */
+  strictManifests: boolean;
   /** Queue mode (README "Runs on more than one machine"): set when BI_QUEUE_URL is. */
   queue?: QueueConfig;
 }
@@ -106,18 +108,64 @@ export interface GitConfig {
   authorEmail: string;
 }
 
-const num = (v: string | undefined, fallback: number): number => {
-  const n = Number(v);
-  return v !== undefined && v !== '' && Number.isFinite(n) ? n : fallback;
-};
+const DURATION_UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
-/** Reads a duration: plain milliseconds, or `30s`, `5m`, `250ms`, `30d`. */
-export function parseDuration(v: string | undefined, fallbackMs: number): number {
-  if (!v) return fallbackMs;
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$/.exec(v.trim());
-  if (!m) return fallbackMs;
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] ?? 's'] as number;
-  return Math.round(Number(m[1]) * unit);
+/**
+ * Reads a duration with its unit: `250ms`, `30s`, `5m`, `8h`, `30d` (`0` alone is zero). Unset or
+ * empty gives `fallbackMs`. A number without a unit is refused, naming `name`: it was read as
+ * seconds while the documentation said milliseconds (`BI_GIT_INTERVAL=30000` polled every 8.3 h),
+ * so neither reading is guessed any more. So is anything else that is not a duration.
+ */
+export function parseDuration(v: string | undefined, fallbackMs: number, name = 'duration'): number {
+  if (v === undefined || v.trim() === '') return fallbackMs;
+  const text = v.trim();
+  if (text === '0') return 0;
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(text);
+  if (m) return Math.round(Number(m[1]) * (DURATION_UNITS[m[2]] as number));
+  if (/^\d+(\.\d+)?$/.test(text)) throw new Error(`${name}: ${JSON.stringify(v)} has no unit: write ${text}ms or ${text}s (units: ms, s, m, h, d)`);
+  throw new Error(`${name}: expected a duration such as 30s or 2m, got ${JSON.stringify(v)}`);
+}
+
+/** An integer variable within `[min, max]`; unset or empty gives `fallback`, anything else stops the start naming it. */
+export function parseInteger(name: string, v: string | undefined, fallback: number, range: { min: number; max?: number }): number {
+  if (v === undefined || v.trim() === '') return fallback;
+  const text = v.trim();
+  const n = /^-?\d+$/.test(text) ? Number(text) : Number.NaN;
+  const max = range.max ?? Number.MAX_SAFE_INTEGER;
+  if (!Number.isSafeInteger(n) || n < range.min || n > max) {
+    const bounds = range.max === undefined ? `an integer of at least ${range.min}` : `an integer from ${range.min} to ${range.max}`;
+    throw new Error(`${name}: expected ${bounds}, got ${JSON.stringify(v)}`);
+  }
+  return n;
+}
+
+/** A number variable of at least `min` (fractions allowed). */
+function parseNumber(name: string, v: string | undefined, fallback: number, min: number): number {
+  if (v === undefined || v.trim() === '') return fallback;
+  const n = /^\d+(\.\d+)?$|^-\d+(\.\d+)?$/.test(v.trim()) ? Number(v.trim()) : Number.NaN;
+  if (!Number.isFinite(n) || n < min) throw new Error(`${name}: expected a number of at least ${min}, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+/** `true`/`false` (also `1`/`0`, `yes`/`no`); unset or empty gives `fallback`, anything else stops the start. */
+export function parseBoolean(name: string, v: string | undefined, fallback: boolean): boolean {
+  if (v === undefined || v.trim() === '') return fallback;
+  if (/^(true|1|yes)$/i.test(v.trim())) return true;
+  if (/^(false|0|no)$/i.test(v.trim())) return false;
+  throw new Error(`${name}: expected true or false, got ${JSON.stringify(v)}`);
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function parseLogLevel(v: string | undefined): string {
+  if (v === undefined || v.trim() === '') return 'info';
+  if (!LOG_LEVELS.includes(v.trim())) throw new Error(`BI_LOG_LEVEL: expected one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(v)}`);
+  return v.trim();
+}
+
+/** BI_STRICT_MANIFESTS, for the commands that validate without a whole configuration (`bictl validate`). */
+export function strictManifests(env: NodeJS.ProcessEnv): boolean {
+  return parseBoolean('BI_STRICT_MANIFESTS', env.BI_STRICT_MANIFESTS, false);
 }
 
 /**
@@ -150,9 +198,8 @@ export function trustFunction(trust: TrustProxy): ((addr: string, i: number) => 
 }
 
 function positiveMs(name: string, v: string | undefined, fallback: number): number {
-  if (v === undefined || v === '') return fallback;
-  const ms = parseDuration(v, Number.NaN);
-  if (!Number.isFinite(ms) || ms <= 0) throw new Error(`${name}: expected a duration such as 30s or 2m, got ${JSON.stringify(v)}`);
+  const ms = parseDuration(v, fallback, name);
+  if (ms <= 0) throw new Error(`${name}: expected a duration such as 30s or 2m, got ${JSON.stringify(v)}`);
   return ms;
 }
 
@@ -163,15 +210,14 @@ export const DEFAULT_RUN_RETENTION_MS = 30 * 86_400_000;
 export function scheduleMinInterval(env: NodeJS.ProcessEnv = process.env): number {
   return positiveMs('BI_SCHEDULE_MIN_INTERVAL', env.BI_SCHEDULE_MIN_INTERVAL, DEFAULT_SCHEDULE_MIN_INTERVAL_MS);
 }
+const isSet = (v: string | undefined): v is string => v !== undefined && v.trim() !== '';
 
 function authConfig(env: NodeJS.ProcessEnv): AuthConfig {
   const out: AuthConfig = {};
-  const rate = Number(env.BI_API_KEY_RATE_LIMIT);
-  if (env.BI_API_KEY_RATE_LIMIT && Number.isFinite(rate) && rate >= 0) out.keyRateLimit = rate;
-  const failures = Number(env.BI_LOGIN_MAX_FAILURES);
-  if (env.BI_LOGIN_MAX_FAILURES && Number.isInteger(failures) && failures > 0) out.loginMaxFailures = failures;
-  if (env.BI_SESSION_TTL) out.sessionMs = parseDuration(env.BI_SESSION_TTL, 8 * 3_600_000);
-  if (env.BI_SESSION_MAX_AGE) out.absoluteMs = parseDuration(env.BI_SESSION_MAX_AGE, 7 * 24 * 3_600_000);
+  if (isSet(env.BI_API_KEY_RATE_LIMIT)) out.keyRateLimit = parseNumber('BI_API_KEY_RATE_LIMIT', env.BI_API_KEY_RATE_LIMIT, 0, 0);
+  if (isSet(env.BI_LOGIN_MAX_FAILURES)) out.loginMaxFailures = parseInteger('BI_LOGIN_MAX_FAILURES', env.BI_LOGIN_MAX_FAILURES, 0, { min: 1 });
+  if (isSet(env.BI_SESSION_TTL)) out.sessionMs = positiveMs('BI_SESSION_TTL', env.BI_SESSION_TTL, 8 * 3_600_000);
+  if (isSet(env.BI_SESSION_MAX_AGE)) out.absoluteMs = positiveMs('BI_SESSION_MAX_AGE', env.BI_SESSION_MAX_AGE, 7 * 24 * 3_600_000);
   return out;
 }
 
@@ -195,7 +241,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
         url: env.BI_GIT_URL,
         branch: env.BI_GIT_BRANCH || 'main',
         path: (env.BI_GIT_PATH ?? '').replace(/^\/+|\/+$/g, ''),
-        intervalMs: parseDuration(env.BI_GIT_INTERVAL, 30_000),
+        intervalMs: positiveMs('BI_GIT_INTERVAL', env.BI_GIT_INTERVAL, 30_000),
         webhookSecret: env.BI_GIT_WEBHOOK_SECRET || undefined,
         authorName: env.BI_GIT_AUTHOR_NAME || 'bi-controller',
         authorEmail: env.BI_GIT_AUTHOR_EMAIL || 'bi-controller@users.noreply.bi-controller.local',
@@ -210,12 +256,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (timeouts.headersMs > timeouts.requestMs) throw new Error('BI_HEADERS_TIMEOUT must not be longer than BI_REQUEST_TIMEOUT');
   return {
     host: env.HOST || '127.0.0.1',
-    port: num(env.PORT, 8080),
+    port: parseInteger('PORT', env.PORT, 8080, { min: 0, max: 65_535 }),
     manifestsDir: resolve(env.BI_MANIFESTS_DIR ?? './manifests'),
     dbPath,
     dataDir: resolve(dbPath, '..'),
-    bodyLimit: num(env.BI_BODY_LIMIT, 1024 * 1024),
-    logLevel: env.BI_LOG_LEVEL || 'info',
+    bodyLimit: parseInteger('BI_BODY_LIMIT', env.BI_BODY_LIMIT, 1024 * 1024, { min: 1 }),
+    logLevel: parseLogLevel(env.BI_LOG_LEVEL),
     trustProxy: parseTrustProxy(env.BI_TRUST_PROXY),
     timeouts,
     adminUser: env.BI_ADMIN_USER || undefined,
@@ -223,7 +269,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     secretKey: env.BI_SECRET_KEY || undefined,
     metricsToken: env.BI_METRICS_TOKEN || undefined,
     git,
-    runConcurrency: Math.max(1, Math.floor(num(env.BI_RUN_CONCURRENCY, 2))),
+    runConcurrency: parseInteger('BI_RUN_CONCURRENCY', env.BI_RUN_CONCURRENCY, 2, { min: 1 }),
     pipelineFilesDir: resolve(env.BI_PIPELINE_FILES_DIR || resolve(dbPath, '..', 'pipeline-files')),
     pipelineEgress: (env.BI_PIPELINE_EGRESS ?? '').split(',').map((h) => h.trim()).filter(Boolean),
     scheduleMinIntervalMs: scheduleMinInterval(env),
@@ -231,10 +277,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     auth: authConfig(env),
     queue: queueConfig(env),
     retentionMs: positiveMs('BI_RETENTION', env.BI_RETENTION, 30 * 86_400_000),
-    purgeDryRun: /^(1|true|yes)$/i.test(env.BI_PURGE_DRY_RUN ?? ''),
+    purgeDryRun: parseBoolean('BI_PURGE_DRY_RUN', env.BI_PURGE_DRY_RUN, false),
     ...(env.BI_AUDIT_RETENTION && !/^(keep|0)$/i.test(env.BI_AUDIT_RETENTION)
       ? { auditRetentionMs: positiveMs('BI_AUDIT_RETENTION', env.BI_AUDIT_RETENTION, Number.NaN) }
       : {}),
+    strictManifests: strictManifests(env),
     ...overrides,
   };
 }

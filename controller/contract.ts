@@ -28,8 +28,10 @@ export type ResourceRefs = Record<string, unknown>;
 export interface Problem {
   path: string;
   message: string;
-  /** 1-based line in the source file, when known (YAML syntax errors). */
+  /** 1-based line in the source file, when known (syntax errors; `bictl validate` locates every problem). */
   line?: number;
+  /** 1-based column in the source file, with `line`. */
+  column?: number;
 }
 
 /**

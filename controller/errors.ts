@@ -89,7 +89,7 @@ export class UnavailableError extends Error {
 }
 
 export function formatProblem(p: Problem): string {
-  const where = p.line !== undefined ? ` (line ${p.line})` : '';
+  const where = p.line === undefined ? '' : p.column === undefined ? ` (line ${p.line})` : ` (line ${p.line}, column ${p.column})`;
   if (!p.path) return `${p.message}${where}`;
   return p.message.startsWith(p.path) ? `${p.message}${where}` : `${p.path} ${p.message}${where}`;
 }

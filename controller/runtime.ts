@@ -123,7 +123,7 @@ export class Runtime {
     this.log = opts.log ?? silentLogger();
     this.#scheduler = opts.scheduler ?? realScheduler;
     this.db = openStore(opts.config.dbPath);
-    this.schemas = opts.schemas ?? new SchemaRegistry();
+    this.schemas = opts.schemas ?? new SchemaRegistry(undefined, { strict: opts.config.strictManifests });
     this.clientSets = new ClientSetGenerator({ db: this.db, schemas: this.schemas, clock: this.clock });
     this.authz = new Authorizer({ db: this.db });
     this.search = new RegistrySearch({ db: this.db });

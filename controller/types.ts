@@ -120,6 +120,8 @@ export interface ManifestWriter {
   write(relPath: string, content: string, opts: WriteOptions): Promise<WriteResult | void>;
   remove(relPath: string, opts: WriteOptions): Promise<WriteResult | void>;
   exists(relPath: string): Promise<boolean>;
+  /** The existing file whose name differs from `relPath`'s only by case, if any (see writers/case-twin.ts). */
+  caseTwin?(relPath: string): Promise<string | undefined>;
   /** Resolves once the local work that follows answered writes is done (git: the checkout of pushed commits). */
   settle?(): Promise<void>;
 }

@@ -56,7 +56,7 @@ export default async function clientRoutes(app: FastifyInstance): Promise<void> 
       .filter((k): k is string => typeof k === 'string')
       .map((k) => rt.reconciler.status.get(k))
       .filter((s) => s !== undefined)
-      .map(statusItem);
+      .map((s) => statusItem(s, rt.reconciler.warnings.get(s.path)));
     return { success: true, clientId, status: row?.status ?? null, ...resources, manifests, offboard: planOffboarding(rt, clientId) ?? null };
   });
 

@@ -17,8 +17,9 @@ interface StatusQuery {
 }
 
 /** One row of `GET /v1/reconciler/status`. */
-export function statusItem(s: StatusRecord) {
+export function statusItem(s: StatusRecord, warnings?: string[]) {
   return {
+    ...(warnings?.length ? { warnings } : {}),
     key: s.key,
     kind: s.kind,
     name: s.name,
@@ -111,6 +112,7 @@ export default async function reconcilerRoutes(app: FastifyInstance): Promise<vo
     const caller = principalOf(req);
     const git = rt.gitSource;
     const g = rt.config.git;
+    const warned = rt.reconciler.warnings.all();
     return {
       success: true,
       revision: git ? git.revision : null,
@@ -121,7 +123,7 @@ export default async function reconcilerRoutes(app: FastifyInstance): Promise<vo
       items: rt.reconciler
         .listStatus(filter)
         .filter((s) => authz.can(caller, 'read', { kind: 'manifest', key: s.key }))
-        .map(statusItem),
+        .map((s) => statusItem(s, s.path === null ? undefined : warned.get(s.path))),
     };
   });
 

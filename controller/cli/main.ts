@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import type { PipelineEngine } from '../runs/types.ts';
 import { processIO, type CliIO } from './io.ts';
 import { packageVersion } from './version.ts';
+import { registerBackup } from './commands/backup.ts';
 import { registerDiff } from './commands/diff.ts';
 import { registerRollback } from './commands/rollback.ts';
 import { registerRun } from './commands/run.ts';
@@ -29,7 +30,7 @@ export async function main(argv: string[], io: CliIO = processIO, opts: { engine
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
   const ctx = { program, io, setCode, engine: opts.engine };
-  for (const register of [registerServe, registerValidate, registerDiff, registerSync, registerUsers, registerStatus, registerRollback, registerRun, registerWorker, registerTemplate]) {
+  for (const register of [registerServe, registerValidate, registerDiff, registerSync, registerUsers, registerStatus, registerRollback, registerRun, registerWorker, registerTemplate, registerBackup]) {
     register(ctx);
   }
   try {

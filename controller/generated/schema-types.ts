@@ -39,6 +39,10 @@ export type DashboardAxis =
       type?: 'dimension' | 'measure';
     };
 export type PipelineNonEmptyString = string;
+/**
+ * unknown fields of the manifest or request body, each with the nearest known name (`spec.descripton is an unknown field (did you mean description?)`); absent when there are none. With BI_STRICT_MANIFESTS=true they are errors instead
+ */
+export type ApiWarnings = string[];
 
 /**
  * Each schema file by its stem (`client` for schemas/client.schema.json).
@@ -747,6 +751,7 @@ export type ApiOnboardResult = {
   success: true;
   status: 'COMPLETED' | 'ALREADY_EXISTS';
   client: ApiOnboardedClient;
+  warnings?: ApiWarnings;
 };
 /**
  * What an onboarding would create; IDs yet to be issued are `(new)`
@@ -790,6 +795,7 @@ export type ApiOnboardPlanned = {
   dryRun: true;
   status: 'DRY_RUN';
   plan: ApiOnboardingPlan;
+  warnings?: ApiWarnings;
 };
 /**
  * A step failed: everything created is removed, a FAILED registry entry is kept for audit
@@ -1150,6 +1156,7 @@ export type ApiStatusItem = {
    * the input (tenant) of the ClientSet that generated the object
    */
   inputId?: string | null;
+  warnings?: ApiWarnings;
 };
 export type ApiOffboardRequest = {
   /**
@@ -1214,6 +1221,7 @@ export type ApiDashboardImported = {
   success: true;
   facadeId: string;
   experiments: ApiImportedExperiment[];
+  warnings?: ApiWarnings;
 };
 /**
  * `?dryRun=true`: what the import would create, nothing written
@@ -1230,6 +1238,7 @@ export type ApiDashboardImportPlanned = {
    * path of the manifest file that would be written, e.g. dashboards/sales.yaml
    */
   manifest: string;
+  warnings?: ApiWarnings;
 };
 /**
  * A chart as stored: IDs assigned, type resolved, every default applied
@@ -1335,6 +1344,7 @@ export type ApiPipelineImported = {
       status: 'configured';
     }[];
   };
+  warnings?: ApiWarnings;
 };
 /**
  * `?dryRun=true`: the resolved steps, nothing written
@@ -1364,6 +1374,7 @@ export type ApiPipelinePlanned = {
      */
     nextRunAt: string | null;
   };
+  warnings?: ApiWarnings;
 };
 export type ApiPipelineStep = {
   id: string;
@@ -2099,15 +2110,18 @@ export type PipelineApiSourceConfig = {
    * root key holding the data array
    */
   rootKey?: string;
+  [k: string]: unknown;
 };
 export type PipelineDatabaseSourceConfig = {
   schemaName?: string;
   tableName?: string;
+  [k: string]: unknown;
 };
 export type PipelineSourceStep = {
   connectionId?: PipelineNonEmptyString;
   endpoint?: string;
   tableName?: string;
+  [k: string]: unknown;
 };
 export type PipelineTransformStep = {
   fieldMappings?: {
@@ -2151,15 +2165,18 @@ export type PipelineDbLookupStep = {
 export type PipelineStageStep = {
   schemaName?: string;
   tableName: PipelineNonEmptyString;
+  [k: string]: unknown;
 };
 export type PipelineLoadStep = {
   tableName: PipelineNonEmptyString;
   connectionId?: PipelineNonEmptyString;
   schemaName?: string;
+  [k: string]: unknown;
 };
 export type PipelineReconcileStep = {
   mappingSource: 'default' | 'custom';
   compareRowCounts: boolean;
   checkFieldCompleteness: boolean;
   screenMapEnabled: boolean;
+  [k: string]: unknown;
 };

@@ -2,6 +2,7 @@ import { extname } from 'node:path';
 import { parseDocument } from 'yaml';
 import { sha256 } from '../hash.ts';
 import type { Manifest, Problem } from '../types.ts';
+import { jsonSyntaxError, lineColumn } from './positions.ts';
 import type { SchemaRegistry } from './validator.ts';
 
 /** Files over this size are refused unread. */
@@ -31,7 +32,8 @@ export function manifestKey(kind: string, name: string): string {
 export { sha256 };
 
 export type LoadResult =
-  | { ok: true; path: string; hash: string; key: string; manifest: Manifest }
+  /** `warnings`: unknown fields (see unknown-fields.ts), empty when there are none. */
+  | { ok: true; path: string; hash: string; key: string; manifest: Manifest; warnings: Problem[] }
   | { ok: false; path: string; hash: string; reason: 'parse' | 'schema'; problems: Problem[]; kind?: string; name?: string };
 
 /** Parses and validates the bytes of one manifest file. Pure: no file system, no store. */
@@ -53,8 +55,11 @@ export function parseManifest(relPath: string, bytes: Buffer | string, schemas: 
   if (extname(relPath).toLowerCase() === '.json') {
     try {
       doc = JSON.parse(text);
-    } catch (err) {
-      return fail([{ path: '', message: `JSON syntax error: ${(err as Error).message}` }]);
+    } catch {
+      // Where and why, never the text itself (Node 20's message quotes it and gives no position).
+      const found = jsonSyntaxError(text) ?? { offset: 0, reason: 'not valid JSON' };
+      const { line, column } = lineColumn(text, found.offset);
+      return fail([{ path: '', message: `JSON syntax error: ${found.reason}`, line, column }]);
     }
   } else {
     const parsed = parseYaml(text);
@@ -69,7 +74,7 @@ export function checkDocument(relPath: string, hash: string, doc: unknown, schem
   const result = schemas.validateManifest(doc);
   if (!result.ok) return { ok: false, path: relPath, hash, reason: 'schema', problems: result.problems, ...identify(doc) };
   const manifest = result.value;
-  return { ok: true, path: relPath, hash, key: manifestKey(manifest.kind, manifest.metadata.name), manifest };
+  return { ok: true, path: relPath, hash, key: manifestKey(manifest.kind, manifest.metadata.name), manifest, warnings: result.warnings ?? [] };
 }
 
 function parseYaml(text: string): { value: unknown } | { problems: Problem[] } {
@@ -78,8 +83,10 @@ function parseYaml(text: string): { value: unknown } | { problems: Problem[] } {
     return {
       problems: doc.errors.map((e) => ({
         path: '',
-        message: `YAML syntax error: ${e.message.split('\n')[0]}`,
+        // The parser's own "at line L, column C:" is given as fields instead.
+        message: `YAML syntax error: ${e.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '')}`,
         line: e.linePos?.[0]?.line,
+        column: e.linePos?.[0]?.col,
       })),
     };
   }

@@ -6,13 +6,20 @@ import { KINDS } from '../generated/schema-constants.ts';
 import { fieldPath } from '../objects.ts';
 import { ROOT } from '../paths.ts';
 import type { Manifest, Problem } from '../types.ts';
+import { closeSchema, typedInstead, unknownFieldProblems } from './unknown-fields.ts';
 
 export const SCHEMAS_DIR = join(ROOT, 'schemas');
 
 /** Kind name (the envelope's `kind` enum) → schema file stem: `CoreModel` → `coremodel`. */
 export const KIND_SCHEMAS: Readonly<Record<string, string>> = Object.fromEntries(KINDS.map((k) => [k, k.toLowerCase()]));
 
-type Validated<T> = { ok: true; value: T } | { ok: false; problems: Problem[] };
+/** `warnings`: unknown fields (present only when there are some; errors instead in strict mode). */
+type Validated<T> = { ok: true; value: T; warnings?: Problem[] } | { ok: false; problems: Problem[] };
+
+export interface SchemaRegistryOptions {
+  /** BI_STRICT_MANIFESTS / `--strict`: an unknown field is an error, not a warning. */
+  strict?: boolean;
+}
 
 // ajv-formats ships CJS with a default export; under NodeNext it arrives as the module object.
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ??
@@ -30,8 +37,13 @@ export class SchemaRegistry {
   readonly #schemas = new Map<string, AnySchemaObject>();
   /** The schemas as compiled (references inlined), for the array caps checked ahead of ajv. */
   readonly #inlined = new Map<string, AnySchemaObject>();
+  /** The schemas with every closed object marked (see unknown-fields.ts); compiled on first use. */
+  readonly #closedFirst: Ajv2020;
+  readonly #closedAll: Ajv2020;
+  readonly strict: boolean;
 
-  constructor(dir: string = SCHEMAS_DIR) {
+  constructor(dir: string = SCHEMAS_DIR, opts: SchemaRegistryOptions = {}) {
+    this.strict = opts.strict === true;
     const files = readdirSync(dir).filter((f) => f.endsWith('.schema.json')).sort();
     for (const file of files) {
       const schema = JSON.parse(readFileSync(join(dir, file), 'utf8')) as AnySchemaObject;
@@ -43,16 +55,44 @@ export class SchemaRegistry {
     const byId = new Map([...this.#schemas.values()].map((schema) => [String(schema.$id), schema]));
     for (const [stem, schema] of this.#schemas) this.#inlined.set(stem, inlineRefs(schema, byId));
     for (const [allErrors, validators] of [[false, this.#firstError], [true, this.#allErrors]] as const) {
-      const ajv = new Ajv2020({ allErrors, useDefaults: true, verbose: true, strict: true, allowUnionTypes: true });
-      addFormats(ajv);
-      // Annotation keywords: custom messages per failing keyword, and OpenAPI-only hints.
-      ajv.addKeyword({ keyword: 'x-messages', schemaType: 'object' });
-      ajv.addKeyword({ keyword: 'x-example', schemaType: ['object', 'array', 'string', 'number', 'boolean'] });
+      // Annotation keywords (newAjv): custom messages per failing keyword, and OpenAPI-only hints.
+      const ajv = newAjv({ allErrors, useDefaults: true });
       for (const inlined of this.#inlined.values()) ajv.addSchema(inlined);
       for (const [stem, inlined] of this.#inlined) {
         if (typeof inlined.$id === 'string') validators.set(stem, ajv.getSchema(inlined.$id) as ValidateFunction);
       }
     }
+    // Both closed passes fill in nothing: the first stops at the first unknown key.
+    this.#closedFirst = newAjv({ allErrors: false, useDefaults: false });
+    this.#closedAll = newAjv({ allErrors: true, useDefaults: false });
+    for (const inlined of this.#inlined.values()) {
+      const closed = closeSchema(inlined);
+      this.#closedFirst.addSchema(closed);
+      this.#closedAll.addSchema(structuredClone(closed));
+    }
+  }
+
+  #closed(ajv: Ajv2020, stem: string): ValidateFunction {
+    const id = this.#inlined.get(stem)?.$id;
+    const fn = typeof id === 'string' ? ajv.getSchema(id) : undefined;
+    if (!fn) throw new Error(`unknown schema ${stem}`);
+    return fn;
+  }
+
+  /**
+   * The keys of `data` the schema `stem` does not name, where it names them (see
+   * unknown-fields.ts), each with the nearest known name. `data` is not changed.
+   */
+  unknownFields(stem: string, data: unknown, prefix = ''): Problem[] {
+    // Listed from a copy bounded in size, like the errors: 9,000 unknown keys in a 1 MiB body
+    // cost 800 ms to list whole. The first one is always found (the first-error pass stops at it).
+    const listAll = this.#closed(this.#closedAll, stem);
+    const toPath = (pointer: string) => toFieldPath(pointer, prefix);
+    if (listAll(boundedCopy(data, LISTED_NODES))) {
+      const first = this.#closed(this.#closedFirst, stem);
+      return first(data) ? [] : unknownFieldProblems(first.errors ?? [], toPath);
+    }
+    return unknownFieldProblems(listAll.errors ?? [], toPath);
   }
 
   /** Stems of the loaded schemas, e.g. `client`, `envelope`. */
@@ -78,13 +118,20 @@ export class SchemaRegistry {
     // items to report that there are too many would cost seconds.
     const capped = overCap(this.#inlined.get(stem) as AnySchemaObject, data, prefix);
     if (capped.length) return { ok: false, problems: capped };
-    if (validate(data)) return { ok: true, value: data as T };
+    if (validate(data)) {
+      // The closed schema runs after the defaults are in (cheaper by half than filling them in under it).
+      if (this.#closed(this.#closedFirst, stem)(data)) return { ok: true, value: data as T };
+      const unknown = this.unknownFields(stem, data, prefix);
+      if (unknown.length === 0) return { ok: true, value: data as T };
+      return this.strict ? { ok: false, problems: unknown } : { ok: true, value: data as T, warnings: unknown };
+    }
     // Invalid: every error is listed, from a copy bounded in size, so a body of 500,000 bad
     // items costs no more than one of 20,000. The first error is always among them.
     const first = validate.errors ?? [];
     listAll(boundedCopy(data, LISTED_NODES));
     const problems = formatAjvErrors(listAll.errors ?? [], prefix);
     for (const p of formatAjvErrors(first, prefix)) if (!problems.some((q) => q.path === p.path && q.message === p.message)) problems.unshift(p);
+    if (this.strict && problems.length < MAX_PROBLEMS) problems.push(...this.unknownFields(stem, data, prefix));
     return { ok: false, problems };
   }
 
@@ -95,8 +142,17 @@ export class SchemaRegistry {
     const stem = KIND_SCHEMAS[envelope.value.kind];
     const spec = this.validate<Record<string, unknown>>(stem, envelope.value.spec, 'spec');
     if (!spec.ok) return spec;
-    return envelope;
+    const warnings = [...(envelope.warnings ?? []), ...(spec.warnings ?? [])];
+    return warnings.length ? { ok: true, value: envelope.value, warnings } : { ok: true, value: envelope.value };
   }
+}
+
+function newAjv(opts: { allErrors: boolean; useDefaults: boolean }): Ajv2020 {
+  const ajv = new Ajv2020({ ...opts, verbose: true, strict: true, allowUnionTypes: true });
+  addFormats(ajv);
+  ajv.addKeyword({ keyword: 'x-messages', schemaType: 'object' });
+  ajv.addKeyword({ keyword: 'x-example', schemaType: ['object', 'array', 'string', 'number', 'boolean'] });
+  return ajv;
 }
 
 /**
@@ -237,7 +293,9 @@ function toProblem(e: ErrorObject, prefix: string): Problem {
     // A missing property's own message is keyed `required:<property>` in `x-messages`.
     const missing = String((e.params as { missingProperty: string }).missingProperty);
     const field = fieldPath(path, missing);
-    return { path: field, message: messages?.[`required:${missing}`] ?? `${field} is required` };
+    const typed = typedInstead(missing, e.data);
+    const hint = typed ? ` (found ${fieldPath(path, typed)}: did you mean ${missing}?)` : '';
+    return { path: field, message: `${messages?.[`required:${missing}`] ?? `${field} is required`}${hint}` };
   }
   const custom = messages?.[e.keyword];
   // A message that starts with a capital is a whole sentence; otherwise it follows the path.

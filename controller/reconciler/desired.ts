@@ -44,8 +44,11 @@ export type Scanned =
   | { type: 'unchanged'; key: string; row: KnownRow }
   /** It cannot become desired state: record it Invalid under `key`. */
   | { type: 'invalid'; key: string; kind: string; name: string; path: string; hash: string | null; reason: string; problems: Problem[] }
-  /** Reconcile `key`; `superseded` is the key this file defined before (to be pruned), `staleInvalidRow` a File/ row to drop. */
-  | { type: 'reconcile'; key: string; superseded?: string; staleInvalidRow?: string; displaced?: string };
+  /**
+   * Reconcile `key`; `superseded` is the key this file defined before (to be pruned), `staleInvalidRow` a File/ row to drop,
+   * `displaced` the ClientSet whose generated object this file now defines, `warnings` the file's unknown fields.
+   */
+  | { type: 'reconcile'; key: string; superseded?: string; staleInvalidRow?: string; displaced?: string; warnings: Problem[] };
 
 export interface DesiredStateOptions {
   schemas: SchemaRegistry;
@@ -124,6 +127,7 @@ export class DesiredState {
       ...(superseded ? { superseded } : {}),
       ...(staleInvalidRow ? { staleInvalidRow } : {}),
       ...(displaced ? { displaced } : {}),
+      warnings: result.warnings,
     };
   }
 

@@ -5,7 +5,7 @@ import { isManifestPath, parseManifest } from '../manifest/loader.ts';
 import type { SchemaRegistry } from '../manifest/validator.ts';
 import { IdAllocator } from '../store/ids.ts';
 import type { Store } from '../store/db.ts';
-import type { Applier, Clock, Manifest } from '../types.ts';
+import type { Applier, Clock, Manifest, Problem } from '../types.ts';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.ts';
 import { DesiredState, INVALID_PREFIX, type KnownRow, type ScanMeta } from './desired.ts';
 import { massPruneRefusal, PRUNE_WINDOW_MS, pruneOrder, RemovalWindow } from './prune-guard.ts';
@@ -14,6 +14,7 @@ import { Recorder, resultOf } from './record.ts';
 import { KeyReconciler, type KeyOutcome } from './reconcile-key.ts';
 import { specHash } from './spec-hash.ts';
 import { TimeSlice } from './time-slice.ts';
+import { WarningStore } from './warnings.ts';
 import { isLive, StatusStore, type StatusFilter, type StatusRecord } from './status.ts';
 import {
   emptyReport,
@@ -77,6 +78,10 @@ interface Events {
  */
 export class Reconciler extends EventEmitter<Events> implements SourceSink {
   readonly status: StatusStore;
+  /** Unknown fields of each manifest file as last scanned (shown with its status). */
+  readonly warnings: WarningStore;
+  /** Paths that have a warnings row: a scan of a clean file writes nothing unless it had one. */
+  readonly #warned: Set<string>;
   readonly #appliers = new Map<string, Applier>();
   readonly #schemas: SchemaRegistry;
   readonly #db: Store;
@@ -122,6 +127,8 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
     this.#pruneWindowMs = opts.pruneWindowMs ?? PRUNE_WINDOW_MS;
     this.#scheduler = opts.scheduler ?? realScheduler;
     this.status = new StatusStore(opts.db);
+    this.warnings = new WarningStore(opts.db);
+    this.#warned = new Set(this.warnings.all().keys());
     this.#desired = new DesiredState({ schemas: opts.schemas, exists: (p) => this.#read(p) !== null });
     this.#recorder = new Recorder({ status: this.status, clock: this.#clock, emit: (e) => this.emit('event', e) });
     this.#keys = new KeyReconciler({
@@ -486,6 +493,7 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
         return undefined;
       }
       case 'invalid': {
+        this.#setWarnings(s.path, []);
         const prev = this.status.get(s.key);
         // The last good state stays: resources and spec hash are left as they are.
         this.#recorder.record(
@@ -509,14 +517,23 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
           this.#generatedOf.get(s.displaced)?.delete(s.key);
           if (this.#batches === 0) this.#settleLater(s.displaced);
         }
+        this.#setWarnings(file.path, s.warnings);
         if (s.superseded) void this.#queue.add(s.superseded);
         if (s.staleInvalidRow) this.#recorder.forget(s.staleInvalidRow);
         return s.key;
     }
   }
 
+  #setWarnings(path: string, warnings: Problem[]): void {
+    if (warnings.length === 0 && !this.#warned.has(path)) return;
+    this.warnings.set(path, warnings);
+    if (warnings.length) this.#warned.add(path);
+    else this.#warned.delete(path);
+  }
+
   /** The file at `path` is gone: the keys it defined, to be pruned. */
   #forget(path: string): string[] {
+    this.#setWarnings(path, []);
     const { prune, invalidRows } = this.#desired.forget(path, this.status.byPath(path));
     invalidRows.forEach((k) => this.#recorder.forget(k));
     return prune;

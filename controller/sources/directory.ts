@@ -9,6 +9,7 @@ import { TimeSlice } from '../reconciler/time-slice.ts';
 import { emptyReport, type SourceBatch, type SourceFile, type SourceSink, type SyncReport } from '../reconciler/types.ts';
 import type { ManifestSource } from '../types.ts';
 import { ManifestFiles } from './files.ts';
+import { watchBackend } from './watch-backend.ts';
 
 export interface DirectorySourceOptions {
   root: string;
@@ -114,7 +115,7 @@ export class DirectorySource implements ManifestSource {
       const { subscribe } = await import('@parcel/watcher');
       // The root itself may be a symlink (inotify does not follow one): its target is watched.
       this.#watchedRoot = await realpath(this.root);
-      this.#subscription = await subscribe(this.#watchedRoot, (err, events) => this.#onEvents(err, events), { ignore: [DOT_SEGMENT] });
+      this.#subscription = await subscribe(this.#watchedRoot, (err, events) => this.#onEvents(err, events), { ignore: [DOT_SEGMENT], ...watchBackend() });
     }
     // The watches are in place before the listing: whatever changes from here on arrives as events.
     await this.syncNow();

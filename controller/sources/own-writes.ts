@@ -18,5 +18,6 @@ export function notingOwnWrites(writer: ManifestWriter, source: OwnWriteNotes): 
     },
     remove: (relPath, opts) => writer.remove(relPath, opts),
     exists: (relPath) => writer.exists(relPath),
+    ...(writer.caseTwin ? { caseTwin: (relPath: string) => writer.caseTwin?.(relPath) ?? Promise.resolve(undefined) } : {}),
   };
 }

@@ -6,6 +6,7 @@ import type { ManifestWriter } from '../types.ts';
 import { DirectorySyncs } from './dir-sync.ts';
 import { closeFd, fsyncFd, openFd, writeAll } from './fd.ts';
 import { safeManifestPath } from './paths.ts';
+import { caseTwin, refuseCaseTwin } from './case-twin.ts';
 
 /** The name `writeFileAtomic` gives its temp files (and nothing else has). */
 const TEMP_FILE = /^\.[0-9a-f]{12}\.tmp$/;
@@ -95,6 +96,7 @@ export class DirectoryWriter implements ManifestWriter {
 
   async write(relPath: string, content: string): Promise<void> {
     const abs = safeManifestPath(this.#root, relPath);
+    await refuseCaseTwin(this.#root, relPath);
     try {
       const created = await writeAtomic(abs, content);
       const dir = dirname(abs);
@@ -113,6 +115,10 @@ export class DirectoryWriter implements ManifestWriter {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new UnavailableError(`could not remove ${relPath}: ${(err as Error).message}`);
     }
+  }
+
+  caseTwin(relPath: string): Promise<string | undefined> {
+    return caseTwin(this.#root, relPath);
   }
 
   async exists(relPath: string): Promise<boolean> {

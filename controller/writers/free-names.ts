@@ -58,6 +58,8 @@ export class ManifestNames {
       const status = this.#o.status.get(`${this.#o.kind}/${name}`);
       if (status && isLive(status)) continue;
       if (await this.#o.writer.exists(this.relPath(name))) continue;
+      // `Regional-Sales` is taken by `regional-sales.yaml` where file names ignore case.
+      if (await this.#o.writer.caseTwin?.(this.relPath(name))) continue;
       return name;
     }
   }

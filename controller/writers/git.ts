@@ -8,6 +8,7 @@ import { gitMessage, type GitRepo } from '../git/repo.ts';
 import { silentLogger, type Logger } from '../log.ts';
 import type { ManifestWriter, WriteOptions, WriteResult } from '../types.ts';
 import { safeManifestPath } from './paths.ts';
+import { caseTwin, refuseCaseTwin } from './case-twin.ts';
 
 export interface GitWriterOptions {
   repo: GitRepo;
@@ -83,7 +84,12 @@ export class GitWriter implements ManifestWriter {
   }
 
   async write(relPath: string, content: string, opts: WriteOptions): Promise<WriteResult> {
+    await refuseCaseTwin(this.#o.root, relPath);
     return this.#enqueue(relPath, content, opts);
+  }
+
+  caseTwin(relPath: string): Promise<string | undefined> {
+    return caseTwin(this.#o.root, relPath);
   }
 
   /** A commit deleting the file; nothing when it is not there. */

@@ -21,6 +21,7 @@ describe('loadConfig', () => {
       git: undefined,
       pipelineFilesDir: resolve('data/pipeline-files'),
       pipelineEgress: [],
+      strictManifests: false,
     });
   });
 
@@ -50,14 +51,15 @@ describe('loadConfig', () => {
   it('reads BI_RUN_CONCURRENCY (at least 1)', () => {
     expect(loadConfig({}).runConcurrency).toBe(2);
     expect(loadConfig({ BI_RUN_CONCURRENCY: '8' }).runConcurrency).toBe(8);
-    expect(loadConfig({ BI_RUN_CONCURRENCY: '0' }).runConcurrency).toBe(1);
+    expect(() => loadConfig({ BI_RUN_CONCURRENCY: '0' })).toThrow('BI_RUN_CONCURRENCY: expected an integer of at least 1, got "0"');
   });
 
   it('reads the authentication settings, which the one AuthService of the runtime uses', async () => {
     expect(loadConfig({}).auth).toEqual({});
     const auth = loadConfig({ BI_API_KEY_RATE_LIMIT: '0', BI_LOGIN_MAX_FAILURES: '3', BI_SESSION_TTL: '30m', BI_SESSION_MAX_AGE: '24h' }).auth;
     expect(auth).toEqual({ keyRateLimit: 0, loginMaxFailures: 3, sessionMs: 1_800_000, absoluteMs: 86_400_000 });
-    expect(loadConfig({ BI_API_KEY_RATE_LIMIT: '-1', BI_LOGIN_MAX_FAILURES: 'x' }).auth).toEqual({});
+    expect(() => loadConfig({ BI_API_KEY_RATE_LIMIT: '-1' })).toThrow('BI_API_KEY_RATE_LIMIT: expected a number of at least 0, got "-1"');
+    expect(() => loadConfig({ BI_LOGIN_MAX_FAILURES: 'x' })).toThrow('BI_LOGIN_MAX_FAILURES: expected an integer of at least 1, got "x"');
     const dir = mkdtempSync(join(tmpdir(), 'bi-config-'));
     const rt = new Runtime({ config: { ...loadConfig({}, { dbPath: join(dir, 'bi.sqlite'), dataDir: dir, manifestsDir: join(dir, 'm') }), auth } });
     try {
@@ -68,9 +70,9 @@ describe('loadConfig', () => {
     }
   });
 
-  it('reads durations', () => {
-    expect([parseDuration('250ms', 1), parseDuration('30s', 1), parseDuration('2', 1), parseDuration('1h', 1), parseDuration('x', 7)]).toEqual([
-      250, 30_000, 2000, 3_600_000, 7,
+  it('reads durations with their unit; unset gives the default', () => {
+    expect([parseDuration('250ms', 1), parseDuration('30s', 1), parseDuration('5m', 1), parseDuration('1h', 1), parseDuration('30d', 1), parseDuration('0', 1), parseDuration(undefined, 7), parseDuration('', 7)]).toEqual([
+      250, 30_000, 300_000, 3_600_000, 2_592_000_000, 0, 7, 7,
     ]);
     expect(parseDuration('30d', 1)).toBe(30 * 86_400_000);
   });
@@ -80,6 +82,26 @@ describe('loadConfig', () => {
     expect(loadConfig({ BI_SCHEDULE_MIN_INTERVAL: '5s', BI_RUN_RETENTION: '7d' })).toMatchObject({ scheduleMinIntervalMs: 5000, runRetentionMs: 7 * 86_400_000 });
     expect(() => loadConfig({ BI_SCHEDULE_MIN_INTERVAL: 'often' })).toThrow('BI_SCHEDULE_MIN_INTERVAL: expected a duration such as 30s or 2m, got "often"');
     expect(() => loadConfig({ BI_RUN_RETENTION: '0' })).toThrow('BI_RUN_RETENTION: expected a duration');
+  });
+
+  it('refuses a duration without a unit, and anything else that is not one, naming the variable', () => {
+    // Was read as seconds while the README said milliseconds: BI_GIT_INTERVAL=30000 polled every 8.3 h.
+    expect(() => loadConfig({ BI_GIT_URL: 'file:///r.git', BI_GIT_INTERVAL: '30000' })).toThrow(
+      'BI_GIT_INTERVAL: "30000" has no unit: write 30000ms or 30000s (units: ms, s, m, h, d)',
+    );
+    expect(() => loadConfig({ BI_SESSION_TTL: '8 hours' })).toThrow('BI_SESSION_TTL: expected a duration such as 30s or 2m, got "8 hours"');
+    expect(() => loadConfig({ BI_IDLE_TIMEOUT: '60' })).toThrow(/^BI_IDLE_TIMEOUT: "60" has no unit/);
+    expect(() => loadConfig({ BI_GIT_URL: 'file:///r.git', BI_GIT_INTERVAL: '0' })).toThrow(/^BI_GIT_INTERVAL: expected a duration/);
+  });
+
+  it('refuses numbers, ports, booleans and levels it cannot read, naming the variable (no silent default)', () => {
+    expect(() => loadConfig({ PORT: 'abc' })).toThrow('PORT: expected an integer from 0 to 65535, got "abc"');
+    expect(() => loadConfig({ PORT: '70000' })).toThrow('PORT: expected an integer from 0 to 65535, got "70000"');
+    expect(() => loadConfig({ PORT: '80.5' })).toThrow(/^PORT: /);
+    expect(() => loadConfig({ BI_BODY_LIMIT: '1MB' })).toThrow('BI_BODY_LIMIT: expected an integer of at least 1, got "1MB"');
+    expect(() => loadConfig({ BI_STRICT_MANIFESTS: 'ture' })).toThrow('BI_STRICT_MANIFESTS: expected true or false, got "ture"');
+    expect(() => loadConfig({ BI_LOG_LEVEL: 'verbose' })).toThrow(/^BI_LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent/);
+    expect(loadConfig({ PORT: ' 9090 ', BI_STRICT_MANIFESTS: 'true' })).toMatchObject({ port: 9090, strictManifests: true });
   });
 });
 

@@ -55,6 +55,8 @@ export function registerStatus(ctx: CommandContext): void {
         const rows = rt.reconciler.listStatus(filter);
         if (rows.length === 0) return ctx.io.out('no manifests');
         ctx.io.out(statusTable(rows));
+        const warned = rt.reconciler.warnings.all();
+        for (const s of rows) for (const w of (s.path !== null && warned.get(s.path)) || []) ctx.io.err(`${s.path}: warning: ${w}`);
         const by = (p: string) => rows.filter((r) => r.phase === p).length;
         ctx.io.out(`${rows.length} manifests: ${by('Synced')} synced, ${by('Failed')} failed, ${by('Invalid')} invalid, ${by('Pending')} pending, ${by('Pruned')} pruned`);
       });

@@ -3,6 +3,8 @@ import { UserStore, checkClientIds, type User } from '../../auth/users.ts';
 import { table, type CliIO } from '../io.ts';
 import type { CommandContext } from '../context.ts';
 import { withRuntime } from './oneshot.ts';
+import { readClient } from '../../kinds/client/registry.ts';
+import type { Runtime } from '../../runtime.ts';
 
 /** Reads everything piped in and keeps the first line (so `echo pw | bictl users add` works). */
 async function readPiped(stdin: NodeJS.ReadableStream): Promise<string> {
@@ -61,10 +63,14 @@ export function registerUsers(ctx: CommandContext): void {
     .option('--admin', 'give the user the admin role (default: member)')
     .action(async (username: string, opts: { admin?: boolean }) => {
       const password = await readPassword(ctx.io);
-      await withRuntime(ctx, async (rt) => {
-        const user = await new UserStore({ db: rt.db, clock: rt.clock }).create({ username, password, role: opts.admin ? 'admin' : 'member' });
-        ctx.io.out(user.userId);
-      });
+      await withRuntime(
+        ctx,
+        async (rt) => {
+          const user = await new UserStore({ db: rt.db, clock: rt.clock }).create({ username, password, role: opts.admin ? 'admin' : 'member' });
+          ctx.io.out(user.userId);
+        },
+        { anySource: true },
+      );
     });
 
   users
@@ -76,17 +82,21 @@ export function registerUsers(ctx: CommandContext): void {
           .views()
           .map((u) => [u.userId, u.username, u.role, u.clients.join(',') || '-', u.disabled ? 'disabled' : 'enabled', u.createdAt]);
         ctx.io.out(table(['USER ID', 'USERNAME', 'ROLE', 'CLIENTS', 'STATE', 'CREATED'], rows));
-      });
+      }, { anySource: true });
     });
 
   /** Runs `fn` on the named user's store entry; an unknown user is an error. */
-  const onUser = (username: string, fn: (store: UserStore, user: User) => void) =>
-    withRuntime(ctx, async (rt) => {
-      const store = new UserStore({ db: rt.db, clock: rt.clock });
-      const user = store.findByName(username);
-      if (!user) throw new Error(`no user named ${username}`);
-      fn(store, user);
-    });
+  const onUser = (username: string, fn: (store: UserStore, user: User, rt: Runtime) => void) =>
+    withRuntime(
+      ctx,
+      async (rt) => {
+        const store = new UserStore({ db: rt.db, clock: rt.clock });
+        const user = store.findByName(username);
+        if (!user) throw new Error(`no user named ${username}`);
+        fn(store, user, rt);
+      },
+      { anySource: true },
+    );
   const clientIds = (ids: string[]): string[] => {
     const upper = ids.map((c) => c.trim().toUpperCase());
     const problems = checkClientIds(upper, 'client');
@@ -97,7 +107,15 @@ export function registerUsers(ctx: CommandContext): void {
   users
     .command('grant <username> <clientIds...>')
     .description('let a member see and act for these clients (their keys must be scoped to one of them)')
-    .action((username: string, ids: string[]) => onUser(username, (store, u) => store.grant(u.userId, clientIds(ids), 'bictl')));
+    .option('--allow-unknown', 'grant clients that are not onboarded yet')
+    .action((username: string, ids: string[], opts: { allowUnknown?: boolean }) =>
+      onUser(username, (store, u, rt) => {
+        const granted = clientIds(ids);
+        const unknown = opts.allowUnknown ? [] : granted.filter((id) => !readClient(rt.db, id));
+        if (unknown.length) throw new Error(`no client ${unknown.join(', ')} (a typo? bictl status --kind Client lists them; --allow-unknown grants ahead of onboarding)`);
+        store.grant(u.userId, granted, 'bictl');
+      }),
+    );
 
   users
     .command('revoke-grant <username> <clientIds...>')

@@ -59,7 +59,7 @@ describe('bictl users', () => {
     await run(['users', 'add', 'alice', '--admin'], 'correct horse battery\n');
     await run(['users', 'add', 'bob'], 'another good one\n');
     const rows = async () => (await run(['users', 'list'])).out[0].split('\n').slice(1).map((l) => l.split(/\s+/).slice(1, 5).join(' '));
-    expect(await run(['users', 'grant', 'bob', 'acme', 'GLOBEX'])).toEqual({ code: 0, out: [], err: [] });
+    expect(await run(['users', 'grant', 'bob', 'acme', 'GLOBEX', '--allow-unknown'])).toEqual({ code: 0, out: [], err: [] });
     expect(await rows()).toEqual(['alice admin - enabled', 'bob member ACME,GLOBEX enabled']);
     await run(['users', 'revoke-grant', 'bob', 'GLOBEX']);
     await run(['users', 'disable', 'bob']);
@@ -74,5 +74,32 @@ describe('bictl users', () => {
     expect(await run(['users', 'grant', 'nobody', 'ACME'])).toEqual({ code: 1, out: [], err: ['bictl: no user named nobody'] });
     expect(await run(['users', 'grant', 'bob', 'a b'])).toEqual({ code: 1, out: [], err: ['bictl: client/0 must be 1 to 64 letters, digits, "_" or "-"'] });
     expect(await run(['users', 'set-role', 'bob', 'owner'])).toEqual({ code: 1, out: [], err: ['bictl: role must be admin or member'] });
+  });
+
+  it('grant refuses a client that does not exist (a typo), unless --allow-unknown', async () => {
+    await run(['users', 'add', 'bob'], 'another good one\n');
+    const store = openStore(db);
+    store.prepare("INSERT INTO clients (client_id, client_name, status, onboarded_date, last_modified_date) VALUES ('ACME', 'Acme', 'ACTIVE', '2026-01-01', '2026-01-01')").run();
+    store.close();
+    expect(await run(['users', 'grant', 'bob', 'ACME', 'NOPE'])).toEqual({
+      code: 1,
+      out: [],
+      err: ['bictl: no client NOPE (a typo? bictl status --kind Client lists them; --allow-unknown grants ahead of onboarding)'],
+    });
+    expect(await run(['users', 'grant', 'bob', 'acme'])).toEqual({ code: 0, out: [], err: [] });
+    expect((await run(['users', 'list'])).out[0]).toMatch(/bob\s+member\s+ACME\s/);
+  });
+
+  it('users commands work on a store kept from another source (a git-mode store, run without the git variables)', async () => {
+    await run(['users', 'add', 'alice', '--admin'], 'correct horse battery\n');
+    const store = openStore(db);
+    store.prepare('DELETE FROM store_source').run();
+    store.prepare("INSERT INTO store_source (id, kind, location, branch, path, recorded_at) VALUES (1, 'git', 'file:///srv/repo.git', 'main', '', '2026-01-01')").run();
+    store.close();
+    const r = await run(['users', 'list']);
+    expect(r.code).toBe(0);
+    expect(r.out[0]).toMatch(/alice\s+admin/);
+    // Commands that do touch manifests still refuse (naming --adopt-source as the deliberate way out).
+    expect((await run(['status'])).err[0]).toMatch(/kept from git/);
   });
 });

@@ -34,12 +34,72 @@ describe('bictl', () => {
     const r = await runCli(['validate', manifests]);
     expect(r.code).toBe(1);
     expect(r.err.split('\n')).toEqual([
-      'bad.yaml: spec.name is required',
-      'bad.yaml: spec.vendor must be one of SNOWFLAKE, POSTGRESQL',
-      expect.stringMatching(/^broken\.yaml: YAML syntax error: .*\(line \d+\)$/),
+      'bad.yaml: spec.name is required (line 5, column 1)',
+      'bad.yaml: spec.vendor must be one of SNOWFLAKE, POSTGRESQL (line 6, column 3)',
+      expect.stringMatching(/^broken\.yaml: YAML syntax error: .*\(line 1, column 5\)$/),
       'ok.yaml: CoreModel/ok is already defined in dup.yaml',
       '4 problem(s) in 4 file(s)',
     ]);
+  });
+
+  const typos = [
+    'apiVersion: bi.controller/v1',
+    'kind: Dashboard',
+    'metadata:',
+    '  name: typos',
+    '  lables: {team: sales}',
+    'spec:',
+    '  name: Typos',
+    '  descripton: sales by region',
+    '  tagz: [sales]',
+    '  dataSource: {dbId: D2026A00001}',
+    '  charts:',
+    '    - type: bar',
+    '      measures: [revenue]',
+    '      dimensions: [region]',
+    '      colour: "#ff0000"',
+    '',
+  ].join('\n');
+
+  it('validate warns of every unknown field with the nearest known name and its line and column, and passes', async () => {
+    put('typos.yaml', typos);
+    const r = await runCli(['validate', manifests]);
+    expect(r).toEqual({
+      code: 0,
+      out: '1 manifest(s) valid, 4 warning(s)',
+      err: [
+        'typos.yaml: warning: metadata.lables is an unknown field (did you mean labels?) (line 5, column 3)',
+        'typos.yaml: warning: spec.charts[0].colour is an unknown field (line 15, column 7)',
+        'typos.yaml: warning: spec.descripton is an unknown field (did you mean description?) (line 8, column 3)',
+        'typos.yaml: warning: spec.tagz is an unknown field (did you mean tags?) (line 9, column 3)',
+      ].join('\n'),
+    });
+  });
+
+  it('validate --strict (or BI_STRICT_MANIFESTS=true) makes unknown fields errors: exit 1', async () => {
+    put('typos.yaml', typos);
+    for (const r of [await runCli(['validate', '--strict', manifests]), await runCli(['validate', manifests], { env: { BI_STRICT_MANIFESTS: 'true' } })]) {
+      expect(r.code).toBe(1);
+      expect(r.err.split('\n')).toEqual([
+        'typos.yaml: metadata.lables is an unknown field (did you mean labels?) (line 5, column 3)',
+        '1 problem(s) in 1 file(s)',
+      ]);
+    }
+    // The envelope is checked first; with it fixed, the spec's unknown fields are the errors.
+    put('typos.yaml', typos.replace('  lables: {team: sales}\n', ''));
+    const r = await runCli(['validate', '--strict', manifests]);
+    expect(r.err.split('\n')).toEqual([
+      'typos.yaml: spec.charts[0].colour is an unknown field (line 14, column 7)',
+      'typos.yaml: spec.descripton is an unknown field (did you mean description?) (line 7, column 3)',
+      'typos.yaml: spec.tagz is an unknown field (did you mean tags?) (line 8, column 3)',
+      '3 problem(s) in 1 file(s)',
+    ]);
+  });
+
+  it('validate gives JSON syntax errors as line and column, without quoting the file', async () => {
+    put('c.json', '{\n  "apiVersion": "bi.controller/v1",\n  "kind": "CoreModel"\n  "metadata": {"name": "c"}\n}\n');
+    const r = await runCli(['validate', manifests]);
+    expect(r.err.split('\n')).toEqual(["c.json: JSON syntax error: expected ',' or '}' after a property value (line 4, column 3)", '1 problem(s) in 1 file(s)']);
   });
 
   it('validate also runs each kind’s rules that need no store (what a schema cannot say)', async () => {

@@ -58,6 +58,34 @@ describe('parseManifest', () => {
     if (r.ok) return;
     expect(r.problems[0].message).toMatch(/^YAML syntax error/);
     expect(r.problems[0].line).toBeGreaterThanOrEqual(2);
+    expect(r.problems[0].column).toBeGreaterThanOrEqual(1);
+    expect(r.problems[0].message).not.toMatch(/at line/);
+  });
+
+  it('accepts an unknown field with a warning naming the nearest known one; a free object (CoreModel definition) is not checked', () => {
+    const r = parseManifest('core/retail.yaml', `${coreModel}  descripton: typo\n  definition: {anything: [1, 2]}\n`, schemas);
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(r.warnings).toEqual([{ path: 'spec.descripton', message: 'spec.descripton is an unknown field (did you mean description?)' }]);
+    expect(r.manifest.spec.descripton).toBe('typo');
+    expect(parseManifest('core/retail.yaml', coreModel, schemas)).toMatchObject({ ok: true, warnings: [] });
+  });
+
+  it('refuses an unknown field in strict mode (BI_STRICT_MANIFESTS)', () => {
+    const strict = new SchemaRegistry(undefined, { strict: true });
+    const r = parseManifest('core/retail.yaml', `${coreModel}  descripton: typo\n`, strict);
+    expect(r).toMatchObject({ ok: false, reason: 'schema', problems: [{ path: 'spec.descripton', message: 'spec.descripton is an unknown field (did you mean description?)' }] });
+  });
+
+  it('a missing required field names the key that was typed instead', () => {
+    const r = parseManifest('core/retail.yaml', coreModel.replace('  name: Retail', '  Name: Retail'), schemas);
+    expect(r).toMatchObject({ ok: false, problems: [{ path: 'spec.name', message: 'spec.name is required (found spec.Name: did you mean name?)' }] });
+  });
+
+  it('gives the line and column of a JSON syntax error, not a byte offset, and never quotes the text', () => {
+    const r = parseManifest('a.json', '{"apiVersion": "bi.controller/v1",\n "kind": "CoreModel",\n "metadata": {"name": "a"},\n "spec": {"name": "A",}\n}', schemas);
+    expect(r).toMatchObject({ ok: false, reason: 'parse', problems: [{ path: '', message: 'JSON syntax error: expected a property name in double quotes', line: 4, column: 23 }] });
+    expect(parseManifest('b.json', '{"a": ', schemas)).toMatchObject({ ok: false, problems: [{ message: 'JSON syntax error: unexpected end of input', line: 1, column: 7 }] });
   });
 
   it('refuses a YAML alias bomb without expanding it', () => {

@@ -107,7 +107,7 @@ describe('Reconciler', () => {
     expect(t.rt.reconciler.status.get('File/evil.yaml')?.message).toBe(
       'metadata.name must be 1 to 128 of A-Z a-z 0-9 . _ - (and not . or ..)',
     );
-    expect(t.rt.reconciler.status.get('File/broken.yaml')?.message).toMatch(/^YAML syntax error: .* \(line \d+\)$/);
+    expect(t.rt.reconciler.status.get('File/broken.yaml')?.message).toMatch(/^YAML syntax error: .* \(line \d+, column \d+\)$/);
   });
 
   it('refuses a second file defining the same object', async () => {
