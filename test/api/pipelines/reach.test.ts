@@ -145,4 +145,38 @@ describe('what a tenant pipeline may reach: credentials go to their own endpoint
       delete process.env.BI_SECRET_KEY_REACH_TEST;
     }
   });
+
+  it('pins a shared connection to the tenant’s schema: any other schema is refused at import, naming the field', async () => {
+    await setup();
+    const lookup = { type: 'db_lookup', config: { connectionId: SHARED_DB, tableName: 'customers', lookupKey: 'customerId', joinField: 'id', schemaName: 't_globex' } };
+    const body = (destination: Record<string, unknown>, steps: unknown[]) => ({
+      name: 'Orders',
+      source: { connectionId: ACME_DB, type: 'database', config: { tableName: 'orders' } },
+      destination: { connectionId: SHARED_DB, ...destination },
+      steps,
+    });
+    const res = await importPipeline(body({ schemaName: 't_globex' }, [lookup, { type: 'load', config: { tableName: 'orders' } }, { type: 'stage', config: { tableName: 's', schemaName: 'public' } }]));
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({
+      success: false,
+      message:
+        `steps[0].config.schemaName must be t_acme (client ACME's schema on shared connection ${SHARED_DB}); ` +
+        `destination.schemaName must be t_acme (client ACME's schema on shared connection ${SHARED_DB}); ` +
+        `steps[2].config.schemaName must be t_acme (client ACME's schema on shared connection ${SHARED_DB})`,
+    });
+    // The tenant's own schema, or none named (the pinned one is used): accepted.
+    const ok = await importPipeline(body({ schemaName: 't_acme' }, [{ ...lookup, config: { ...lookup.config, schemaName: undefined } }, { type: 'load', config: { tableName: 'orders' } }]));
+    expect(ok.statusCode).toBe(201);
+  });
+
+  it('a shared connection stored without tenantSchema (before the rule) is refused to a tenant’s pipeline', async () => {
+    await setup();
+    t.rt.db.prepare('UPDATE connections SET tenant_schema = NULL WHERE connection_id = ?').run(SHARED_DB);
+    const res = await importPipeline({ name: 'Orders', source: { connectionId: ACME_DB, type: 'database', config: { tableName: 'orders' } }, destination: { connectionId: SHARED_DB }, steps: [{ type: 'load', config: { tableName: 'o' } }] });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({
+      success: false,
+      message: `destination.schemaName: connection ${SHARED_DB} is shared without tenantSchema: client ACME's pipelines may not use it`,
+    });
+  });
 });
