@@ -74,8 +74,9 @@ async function getPage(url: URL, o: ApiSourceOptions): Promise<unknown> {
       if (res.ok) {
         try {
           return await res.json();
-        } catch (err) {
-          throw new Error(`API ${url.href} answered ${res.status} with a body that is not JSON: ${(err as Error).message}`);
+        } catch {
+          // The parser's message quotes the body: never a response's content in an error.
+          throw new Error(`API ${url.href} answered ${res.status} with a body that is not JSON`);
         }
       }
       await res.body?.cancel();
