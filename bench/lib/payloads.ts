@@ -42,6 +42,7 @@ export const connectionManifest = (): ManifestObject =>
     passwordEnv: 'BI_CONN_ACME_WAREHOUSE',
     // Every benchmark client onboards onto this one warehouse: a shared platform connection.
     shared: true,
+    tenantSchema: 't_{clientId}',
   });
 
 /** The prerequisite manifests as files: relative path → YAML text. */

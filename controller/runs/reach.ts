@@ -157,7 +157,9 @@ const SCHEMA_STEPS = new Set(['source', 'db_lookup', 'load', 'stage', 'reconcile
 export function pipelineReachProblems(reach: RunReach, spec: PipelineSpec, lookup: (connectionId: string) => StoredReachConnection | undefined): Problem[] {
   const problems: Problem[] = [];
   const add = (path: string, message: Refusal): void => {
-    if (message) problems.push({ path, message: message.startsWith(path) ? message : `${path}: ${message}` });
+    const text = message && (message.startsWith(path) ? message : `${path}: ${message}`);
+    // Steps inheriting the destination's schema would each repeat its problem.
+    if (text && !problems.some((p) => p.message === text)) problems.push({ path, message: text });
   };
   resolveSteps(spec).forEach((step, i) => {
     const own = i === 0 ? spec.source.config ?? {} : (spec.steps[i - 1]?.config ?? {});

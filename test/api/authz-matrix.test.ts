@@ -497,7 +497,7 @@ describe('authorization matrix: every route × every caller × own / other / sha
     // Runs are held until cancelled: the start and cancel rows below see a deterministic state.
     t = await makeTestApp({ engine: new FakeEngine({ hold: true }) });
     writeCoreModel(t);
-    t.write('connections/shared.yaml', manifest('Connection', 'shared', { connectionId: SHARED_DB, name: 'Platform warehouse', shared: true }));
+    t.write('connections/shared.yaml', manifest('Connection', 'shared', { connectionId: SHARED_DB, name: 'Platform warehouse', shared: true, tenantSchema: 't_{clientId}' }));
     t.write('clients/ACME.yaml', clientManifest(packageWithDashboard('ACME', { connectionId: ACME_DB })));
     t.write('clients/GLOBEX.yaml', clientManifest(packageWithDashboard('GLOBEX', { connectionId: GLOBEX_DB })));
     await t.sync();

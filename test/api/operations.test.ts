@@ -36,7 +36,7 @@ describe('operations endpoints (pipelines, runs, connections) and their tenancy'
     writeCoreModel(t);
     t.write('clients/ACME.yaml', clientManifest(packageWithDashboard('ACME', { connectionId: ACME_DB })));
     t.write('clients/GLOBEX.yaml', clientManifest(packageWithDashboard('GLOBEX', { connectionId: GLOBEX_DB })));
-    t.write('connections/closed.yaml', manifest('Connection', 'closed', { connectionId: CLOSED_DB, name: 'Closed port', vendor: 'POSTGRESQL', host: '127.0.0.1', port: 1, database: 'test', shared: true }));
+    t.write('connections/closed.yaml', manifest('Connection', 'closed', { connectionId: CLOSED_DB, name: 'Closed port', vendor: 'POSTGRESQL', host: '127.0.0.1', port: 1, database: 'test', shared: true, tenantSchema: 't_{clientId}' }));
     t.write(
       'connections/env.yaml',
       manifest('Connection', 'env', { connectionId: ENV_DB, name: 'Env password', vendor: 'POSTGRESQL', host: '127.0.0.1', port: 1, database: 'test', username: 'bi', passwordEnv: 'BI_CONN_OPERATIONS_TEST_UNSET' }),

@@ -89,7 +89,7 @@ describe('console: clients, dashboards and manifests in a real browser', () => {
     write('clients/GLOBEX.yaml', doc('Client', 'GLOBEX', clientPackage('GLOBEX', GLOBEX_DB)));
     // Its core model does not exist yet: it fails until it does.
     write('clients/BROKEN.yaml', doc('Client', 'BROKEN', { ...clientPackage('BROKEN', 'D2026A00107', { dashboards: [] }), coreModelId: 'SM2026A00009' }));
-    for (let i = 1; i <= 8; i++) write(`connections/spare-${i}.yaml`, doc('Connection', `spare-${i}`, { connectionId: `D2026A0020${i}`, name: `Spare warehouse ${i}`, vendor: 'POSTGRESQL', host: 'db.internal', shared: true }));
+    for (let i = 1; i <= 8; i++) write(`connections/spare-${i}.yaml`, doc('Connection', `spare-${i}`, { connectionId: `D2026A0020${i}`, name: `Spare warehouse ${i}`, vendor: 'POSTGRESQL', host: 'db.internal', shared: true, tenantSchema: 't_{clientId}' }));
     await sync();
     write('pipelines/acme-nightly.yaml', doc('Pipeline', 'acme-nightly', {
       name: 'ACME nightly orders',

@@ -6,7 +6,7 @@ import { connectionOwnership } from '../../authz/ownership.ts';
 /** A Connection manifest's spec (schemas/connection.schema.json). */
 export type ConnectionSpec = Connection;
 
-const COLUMNS = ['name', 'vendor', 'account_url', 'warehouse', 'database_name', 'schema_name', 'username', 'password_env', 'secret_ref'] as const;
+const COLUMNS = ['name', 'vendor', 'account_url', 'warehouse', 'database_name', 'schema_name', 'username', 'password_env', 'secret_ref', 'tenant_schema'] as const;
 type Columns = Record<(typeof COLUMNS)[number], string | null>;
 
 /** Builds the stored columns of a connection; `host:port` stands in for the account URL of a PostgreSQL server. */
@@ -22,6 +22,7 @@ export function connectionColumns(spec: ConnectionSpec): Columns {
     username: spec.username ?? null,
     password_env: spec.passwordEnv ?? null,
     secret_ref: spec.secretRef ?? null,
+    tenant_schema: spec.tenantSchema ?? null,
   };
 }
 
@@ -30,9 +31,14 @@ export const connectionApplier: Applier<ConnectionSpec> = {
   kind: 'Connection',
   order: 0,
   lint(manifest) {
-    return manifest.spec.shared === true && manifest.spec.owner !== undefined
-      ? [{ path: 'spec.owner', message: 'spec.owner and spec.shared: true exclude each other' }]
-      : [];
+    const spec = manifest.spec;
+    return [
+      ...(spec.shared === true && spec.owner !== undefined ? [{ path: 'spec.owner', message: 'spec.owner and spec.shared: true exclude each other' }] : []),
+      // Each tenant's pipelines on a shared connection work in their own schema (runs/reach.ts).
+      ...(spec.shared === true && spec.tenantSchema === undefined
+        ? [{ path: 'spec.tenantSchema', message: 'spec.tenantSchema is required when spec.shared is true: a schema pattern with {clientId}, e.g. t_{clientId}' }]
+        : []),
+    ];
   },
   apply(ctx: ApplyContext<ConnectionSpec>) {
     const { db, manifest, now } = ctx;

@@ -17,11 +17,17 @@ export interface StoreConnectionResolverOptions {
   mayUse?: (connectionId: string) => boolean;
 }
 
+/** How a connection is shared: any tenant may use it, each in its own schema (`tenant_schema` with `{clientId}`). */
+interface SharingColumns {
+  shared: number;
+  tenant_schema: string | null;
+}
+
 /** What the import check needs of a stored connection to decide its reach (runs/reach.ts); never the credential. */
 export function storedReachConnection(db: Store, connectionId: string): StoredReachConnection | undefined {
   const row = db.statements
-    .prepare('SELECT connection_id, vendor, account_url, warehouse, database_name, password_env, secret_ref, shared FROM connections WHERE connection_id = ?')
-    .get(connectionId) as (Omit<ConnectionRow, 'schema_name' | 'username'> & { shared: number }) | undefined;
+    .prepare('SELECT connection_id, vendor, account_url, warehouse, database_name, password_env, secret_ref, shared, tenant_schema FROM connections WHERE connection_id = ?')
+    .get(connectionId) as (Omit<ConnectionRow, 'schema_name' | 'username'> & SharingColumns) | undefined;
   if (!row) return undefined;
   return {
     connectionId: row.connection_id,
@@ -30,6 +36,7 @@ export function storedReachConnection(db: Store, connectionId: string): StoredRe
     ...(row.database_name ? { database: row.database_name } : {}),
     ...(row.warehouse ? { warehouse: row.warehouse } : {}),
     shared: row.shared === 1,
+    ...(row.tenant_schema ? { tenantSchema: row.tenant_schema } : {}),
     hasCredential: Boolean(row.password_env || row.secret_ref),
   };
 }
@@ -49,10 +56,10 @@ export class StoreConnectionResolver implements ConnectionResolver {
   resolve(connectionId: string): ResolvedConnection {
     const row = this.#opts.db
       .prepare(
-        `SELECT connection_id, vendor, account_url, warehouse, database_name, schema_name, username, password_env, secret_ref, shared
+        `SELECT connection_id, vendor, account_url, warehouse, database_name, schema_name, username, password_env, secret_ref, shared, tenant_schema
          FROM connections WHERE connection_id = ?`,
       )
-      .get(connectionId) as (ConnectionRow & { shared: number }) | undefined;
+      .get(connectionId) as (ConnectionRow & SharingColumns) | undefined;
     if (!row || (this.#opts.mayUse && !this.#opts.mayUse(connectionId))) throw new NotFoundError(`Connection ${connectionId} not found`);
     const vendor = row.vendor === 'POSTGRESQL' ? 'POSTGRESQL' : 'SNOWFLAKE';
     let password: string | undefined;
@@ -82,6 +89,7 @@ export class StoreConnectionResolver implements ConnectionResolver {
       ...(password !== undefined ? { password } : {}),
       ...(row.warehouse ? { warehouse: row.warehouse } : {}),
       ...(row.shared === 1 ? { shared: true } : {}),
+      ...(row.tenant_schema ? { tenantSchema: row.tenant_schema } : {}),
     };
   }
 }
@@ -175,8 +183,11 @@ const types = {
   },
 } as pg.CustomTypesConfig;
 
-/** An open client to a PostgreSQL connection, after the egress check; it is the caller's to end. */
-export async function connectPostgres(conn: ResolvedConnection, egress: EgressPolicy, purpose: string): Promise<pg.Client> {
+/**
+ * An open client to a PostgreSQL connection, after the egress check; it is the caller's to end.
+ * `searchPath`: the one schema an unqualified name resolves in (a tenant's pinned schema, runs/reach.ts).
+ */
+export async function connectPostgres(conn: ResolvedConnection, egress: EgressPolicy, purpose: string, searchPath?: string): Promise<pg.Client> {
   if (conn.vendor !== 'POSTGRESQL') throw new Error(`connection ${conn.connectionId} is ${conn.vendor}, not PostgreSQL`);
   if (!conn.host) throw new Error(`connection ${conn.connectionId} has no host`);
   const port = conn.port ?? 5432;
@@ -197,6 +208,14 @@ export async function connectPostgres(conn: ResolvedConnection, egress: EgressPo
   } catch (err) {
     void client.end().catch(() => {});
     throw new Error(`cannot connect to PostgreSQL ${conn.host}:${port} (connection ${conn.connectionId}): ${(err as Error).message}`);
+  }
+  if (searchPath !== undefined) {
+    try {
+      await client.query(`SET search_path TO ${ident(searchPath)}`);
+    } catch (err) {
+      void client.end().catch(() => {});
+      throw new Error(`cannot set the search_path of connection ${conn.connectionId} to ${searchPath}: ${(err as Error).message}`);
+    }
   }
   return client;
 }

@@ -1,5 +1,5 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -52,7 +52,11 @@ describe('what a tenant pipeline may reach: credentials go to their own endpoint
   async function setup(): Promise<void> {
     const dir = mkdtempSync(join(tmpdir(), 'bi-reach-'));
     // Loopback listeners stand in for the outside world: the egress allow-list names them.
-    const config = loadConfig({}, { manifestsDir: join(dir, 'manifests'), dbPath: join(dir, 'data', 'bi.sqlite'), dataDir: join(dir, 'data'), pipelineEgress: ['127.0.0.1'] });
+    const config = loadConfig({}, { manifestsDir: join(dir, 'manifests'), dbPath: join(dir, 'data', 'bi.sqlite'), dataDir: join(dir, 'data'), pipelineEgress: ['127.0.0.1'], pipelineFilesDir: join(dir, 'files') });
+    for (const client of ['ACME', 'GLOBEX']) {
+      mkdirSync(join(dir, 'files', client), { recursive: true });
+      writeFileSync(join(dir, 'files', client, 'orders.csv'), `id,client\n1,${client}\n`);
+    }
     t = await makeTestApp({ dir, config, engine: new StreamingPipelineEngine({ sleep: async () => {}, apiMaxRetries: 0 }) });
     t.write('connections/acme.yaml', manifest('Connection', 'acme', { connectionId: ACME_DB, name: 'ACME warehouse', vendor: 'POSTGRESQL', host: '127.0.0.1', port: 1, database: 'test', owner: 'ACME' }));
     t.write('connections/api.yaml', manifest('Connection', 'api', { connectionId: SHARED_API, name: 'Shop API', accountUrl: api.url, passwordEnv: 'BI_CONN_REACH_TEST', shared: true, tenantSchema: 't_{clientId}' }));
@@ -144,5 +148,55 @@ describe('what a tenant pipeline may reach: credentials go to their own endpoint
     } finally {
       delete process.env.BI_SECRET_KEY_REACH_TEST;
     }
+  });
+
+  it('pins a shared connection to the tenant’s schema: any other schema is refused at import, naming the field', async () => {
+    await setup();
+    const lookup = { type: 'db_lookup', config: { connectionId: SHARED_DB, tableName: 'customers', lookupKey: 'customerId', joinField: 'id', schemaName: 't_globex' } };
+    const body = (destination: Record<string, unknown>, steps: unknown[]) => ({
+      name: 'Orders',
+      source: { connectionId: ACME_DB, type: 'database', config: { tableName: 'orders' } },
+      destination: { connectionId: SHARED_DB, ...destination },
+      steps,
+    });
+    const res = await importPipeline(body({ schemaName: 't_globex' }, [lookup, { type: 'load', config: { tableName: 'orders' } }, { type: 'stage', config: { tableName: 's', schemaName: 'public' } }, { type: 'reconcile', config: {} }]));
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({
+      success: false,
+      message:
+        `steps[0].config.schemaName must be t_acme (client ACME's schema on shared connection ${SHARED_DB}); ` +
+        `destination.schemaName must be t_acme (client ACME's schema on shared connection ${SHARED_DB}); ` +
+        `steps[2].config.schemaName must be t_acme (client ACME's schema on shared connection ${SHARED_DB})`,
+    });
+    // The tenant's own schema, or none named (the pinned one is used): accepted.
+    const ok = await importPipeline(body({ schemaName: 't_acme' }, [{ ...lookup, config: { ...lookup.config, schemaName: undefined } }, { type: 'load', config: { tableName: 'orders' } }]));
+    expect(ok.statusCode).toBe(201);
+  });
+
+  it('a shared connection stored without tenantSchema (before the rule) is refused to a tenant’s pipeline', async () => {
+    await setup();
+    t.rt.db.prepare('UPDATE connections SET tenant_schema = NULL WHERE connection_id = ?').run(SHARED_DB);
+    const res = await importPipeline({ name: 'Orders', source: { connectionId: ACME_DB, type: 'database', config: { tableName: 'orders' } }, destination: { connectionId: SHARED_DB }, steps: [{ type: 'load', config: { tableName: 'o' } }] });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({
+      success: false,
+      message: `destination.schemaName: connection ${SHARED_DB} is shared without tenantSchema: client ACME's pipelines may not use it`,
+    });
+  });
+
+  it('a run of ACME’s pipeline reads files from ACME’s folder only (the owner reaches the run)', async () => {
+    await setup();
+    const ids: string[] = [];
+    for (const path of ['orders.csv', 'GLOBEX/orders.csv']) {
+      const res = await importPipeline({ name: `Files ${path}`, source: { connectionId: ACME_DB, type: 'file', config: { path } }, destination: { connectionId: ACME_DB }, steps: [] });
+      expect(res.statusCode).toBe(201);
+      ids.push(res.json().data.pipelineId);
+    }
+    const runOf = async (id: string) => {
+      const run = await t.app.inject({ method: 'POST', url: `/v1/sdk/pipelines/${id}/runs`, headers: key.headers });
+      return t.rt.runs.dispatcher.wait(run.json().run.runId);
+    };
+    expect(await runOf(ids[0])).toMatchObject({ status: 'succeeded', rowsRead: 1 });
+    expect(await runOf(ids[1])).toMatchObject({ status: 'failed', rowsRead: 0, error: expect.stringMatching(/failed: file GLOBEX\/orders\.csv does not exist in BI_PIPELINE_FILES_DIR$/) });
   });
 });

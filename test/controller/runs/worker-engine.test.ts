@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -7,6 +7,8 @@ import type { EngineInput, LogLevel, RejectedRow, StepProgress } from '../../../
 
 const dir = mkdtempSync(join(tmpdir(), 'bi-worker-engine-'));
 writeFileSync(join(dir, 'orders.csv'), 'id,email\n1,a@x.io\n2,bad\n3,c@x.io\n');
+mkdirSync(join(dir, 'ACME'));
+writeFileSync(join(dir, 'ACME', 'orders.csv'), 'id,email\n7,acme@x.io\n');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function input(overrides: Partial<EngineInput> = {}) {
@@ -52,6 +54,11 @@ describe('WorkerThreadEngine', () => {
     expect(seen.steps.length).toBeGreaterThan(0);
     expect(seen.logs.length).toBeGreaterThan(0);
     expect(seen.resolved).toEqual(['F1']);
+  });
+
+  it('the pipeline’s owner crosses into the worker: an owned pipeline reads its client’s folder', async () => {
+    const { value } = input({ owner: 'ACME' });
+    expect(await engine.run(value)).toMatchObject({ status: 'succeeded', rowsRead: 1, rowsRejected: 0 });
   });
 
   it('an aborted signal ends the run cancelled', async () => {

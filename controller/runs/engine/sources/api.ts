@@ -101,8 +101,9 @@ async function getPage(url: URL, o: ApiSourceOptions, agents: SourceAgents): Pro
         const body = await readAll(res);
         try {
           return JSON.parse(body.toString('utf8')) as unknown;
-        } catch (err) {
-          throw new Error(`API ${url.href} answered ${status} with a body that is not JSON: ${(err as Error).message}`);
+        } catch {
+          // The parser's message quotes the body: never a response's content in an error.
+          throw new Error(`API ${url.href} answered ${status} with a body that is not JSON`);
         }
       }
       res.destroy();

@@ -9,6 +9,8 @@ export interface TableSource {
   table: string;
   batchSize: number;
   purpose: string;
+  /** The session's search_path: the tenant's pinned schema on a shared connection. */
+  searchPath?: string;
 }
 
 /**
@@ -17,7 +19,7 @@ export interface TableSource {
  * the type's text parser, `batchSize` rows at a time. Several times faster than a cursor.
  */
 export async function* postgresTableRows(conn: ResolvedConnection, egress: EgressPolicy, src: TableSource): AsyncIterable<Batch> {
-  const client = await connectPostgres(conn, egress, src.purpose);
+  const client = await connectPostgres(conn, egress, src.purpose, src.searchPath);
   try {
     const table = qualified(src.schema, src.table);
     const shape = await client.query({ text: `SELECT * FROM ${table} LIMIT 0` }).catch((err: Error) => {

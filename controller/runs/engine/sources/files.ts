@@ -3,7 +3,7 @@ import { type FileHandle, open, realpath } from 'node:fs/promises';
 import { extname, isAbsolute, relative, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { createInterface } from 'node:readline';
-import { parse as parseCsv } from 'csv-parse';
+import { CsvError, parse as parseCsv } from 'csv-parse';
 import pick from 'stream-json/filters/pick.js';
 import streamArray from 'stream-json/streamers/stream-array.js';
 import parser from 'stream-json/parser.js';
@@ -48,10 +48,17 @@ export async function openInside(dir: string, path: string): Promise<FileHandle>
 
 export async function readJsonFile(dir: string, path: string): Promise<unknown> {
   const handle = await openInside(dir, path);
+  let text: string;
   try {
-    return JSON.parse(await handle.readFile('utf8')) as unknown;
+    text = await handle.readFile('utf8');
   } finally {
     await handle.close();
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    // JSON.parse's message quotes the text it read: never the file's content in an error.
+    throw new Error(`file ${path} is not valid JSON`);
   }
 }
 
@@ -82,7 +89,21 @@ async function* csvRows(input: Readable, delimiter: string | undefined): AsyncIt
       cast: (value, context) => (value === '' && !context.quoting ? null : value),
     }),
   );
-  for await (const row of rows) yield row as Row;
+  try {
+    for await (const row of rows) yield row as Row;
+  } catch (err) {
+    throw csvError(err);
+  }
+}
+
+/**
+ * csv-parse's messages quote the field they stumbled on (`value is "…"`, `got "…"`): the error
+ * keeps its code and line only (`CSV invalid opening quote at line 2`), never the file's content.
+ */
+export function csvError(err: unknown): Error {
+  if (!(err instanceof CsvError)) return err instanceof Error ? err : new Error(String(err));
+  const lines = (err as CsvError & { lines?: unknown }).lines;
+  return new Error(`CSV ${err.code.replace(/^CSV_/, '').toLowerCase().replaceAll('_', ' ')}${typeof lines === 'number' ? ` at line ${lines}` : ''}`);
 }
 
 async function* ndjsonRows(input: Readable): AsyncIterable<Row> {
@@ -92,8 +113,9 @@ async function* ndjsonRows(input: Readable): AsyncIterable<Row> {
     if (text.trim() === '') continue;
     try {
       yield asRow(JSON.parse(text));
-    } catch (err) {
-      throw new Error(`line ${line} is not JSON: ${(err as Error).message}`);
+    } catch {
+      // JSON.parse's message quotes the line: never the file's content in an error.
+      throw new Error(`line ${line} is not JSON`);
     }
   }
 }

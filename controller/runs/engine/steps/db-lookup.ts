@@ -24,10 +24,12 @@ export class DbLookupStep implements StepRunner {
 
   async *run(input: AsyncIterable<Batch>, _ctx: StepContext): AsyncIterable<Batch> {
     const c = this.#config;
+    const reach = this.#scope.reach;
     const conn = this.#scope.connections.resolve(requireString(c, 'connectionId', 'db_lookup'));
-    const client = await connectPostgres(conn, this.#scope.egress, `lookup ${this.#scope.runId}`);
+    const schema = reach.schemaFor(conn, configString(c, 'schemaName'), 'config.schemaName');
+    const client = await connectPostgres(conn, this.#scope.egress, `lookup ${this.#scope.runId}`, reach.pinnedSchema(conn));
     try {
-      const table = qualified(configString(c, 'schemaName') ?? conn.schema, requireString(c, 'tableName', 'db_lookup'));
+      const table = qualified(schema, requireString(c, 'tableName', 'db_lookup'));
       const lookupKey = requireString(c, 'lookupKey', 'db_lookup');
       const joinField = requireString(c, 'joinField', 'db_lookup');
       const columns = await this.#columns(client, table);

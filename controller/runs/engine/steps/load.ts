@@ -55,7 +55,9 @@ export class TableWriteStep implements StepRunner {
     const connectionId = requireString(this.#config, 'connectionId', this.#kind);
     const conn: ResolvedConnection = this.#scope.connections.resolve(connectionId);
     if (conn.vendor !== 'POSTGRESQL') throw new Error(`${this.#kind} writes to PostgreSQL only; connection ${connectionId} is ${conn.vendor}`);
-    const client = await connectPostgres(conn, this.#scope.egress, `${this.#kind} ${this.#scope.runId}`);
+    const reach = this.#scope.reach;
+    const schema = reach.schemaFor(conn, configString(this.#config, 'schemaName'), 'config.schemaName');
+    const client = await connectPostgres(conn, this.#scope.egress, `${this.#kind} ${this.#scope.runId}`, reach.pinnedSchema(conn));
     this.#client = client;
     let committed = false;
     const release = async (sql: 'COMMIT' | 'ROLLBACK'): Promise<void> => {
@@ -71,7 +73,6 @@ export class TableWriteStep implements StepRunner {
     // Registered before BEGIN so a failure anywhere after connecting still rolls back and closes.
     this.#scope.pending.push({ commit: () => release('COMMIT'), rollback: () => release('ROLLBACK').catch(() => {}) });
     await client.query('BEGIN');
-    const schema = configString(this.#config, 'schemaName') ?? conn.schema;
     const writer = new PostgresTableWriter({ client, schema, table: this.#table, mode: this.#mode, primaryKey: this.#primaryKey });
     this.#writer = writer;
     let written = 0;

@@ -71,9 +71,9 @@ export class SourceStep implements StepRunner {
     switch (this.#type) {
       case 'database': {
         const table = requireString(c, 'tableName', 'database source');
-        const schema = configString(c, 'schemaName') ?? conn.schema;
+        const schema = scope.reach.schemaFor(conn, configString(c, 'schemaName'), 'config.schemaName');
         if (conn.vendor === 'SNOWFLAKE') return snowflakeTableRows(conn, { schema, table, batchSize }, (h, p) => scope.egress.check(h, p));
-        return postgresTableRows(conn, scope.egress, { schema, table, batchSize, purpose: `source ${scope.runId}` });
+        return postgresTableRows(conn, scope.egress, { schema, table, batchSize, purpose: `source ${scope.runId}`, searchPath: scope.reach.pinnedSchema(conn) });
       }
       case 'api': {
         const endpoint = requireString(c, 'endpoint', 'api source');

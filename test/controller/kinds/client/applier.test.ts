@@ -301,7 +301,7 @@ describe('Client applier through manifest files', () => {
   it('keeps a shared connection two clients use when one of them is pruned', async () => {
     t = await makeTestRuntime();
     writeCoreModel(t);
-    t.write('connections/shared.yaml', manifest('Connection', 'shared', { connectionId: CONNECTION_ID, name: 'Platform', shared: true }));
+    t.write('connections/shared.yaml', manifest('Connection', 'shared', { connectionId: CONNECTION_ID, name: 'Platform', shared: true, tenantSchema: 't_{clientId}' }));
     t.write('clients/ACME.yaml', clientManifest(onboardingPackage()));
     t.write('clients/GLOBEX.yaml', clientManifest(onboardingPackage('GLOBEX')));
     await t.sync();
@@ -321,7 +321,7 @@ describe('Client applier through manifest files', () => {
     t.write('connections/wh.yaml', manifest('Connection', 'wh', { connectionId: CONNECTION_ID, name: 'Warehouse', owner: 'GLOBEX' }));
     await t.sync();
     expect(t.rt.reconciler.status.get('Connection/wh')).toMatchObject({ phase: 'Failed', message: expect.stringContaining(`connection ${CONNECTION_ID} belongs to client ACME; its owner cannot change`) });
-    t.write('connections/wh.yaml', manifest('Connection', 'wh', { connectionId: CONNECTION_ID, name: 'Warehouse', owner: 'ACME', shared: true }));
+    t.write('connections/wh.yaml', manifest('Connection', 'wh', { connectionId: CONNECTION_ID, name: 'Warehouse', owner: 'ACME', shared: true, tenantSchema: 't_{clientId}' }));
     await t.sync();
     expect(t.rt.reconciler.status.get('Connection/wh')).toMatchObject({ phase: 'Failed', message: 'validate: spec.owner and spec.shared: true exclude each other' });
   });

@@ -23,4 +23,18 @@ describe('Connection manifests and what runs may reach through them', () => {
     expect(t.rt.reconciler.status.get('Connection/ok')?.phase).toBe('Synced');
     expect(stored()).toBe(1);
   });
+
+  it('shared: true requires tenantSchema, a schema pattern with {clientId}', async () => {
+    t.write('connections/plain.yaml', manifest('Connection', 'plain', { name: 'plain', vendor: 'POSTGRESQL', host: '127.0.0.1', shared: true }));
+    t.write('connections/fixed.yaml', manifest('Connection', 'fixed', { name: 'fixed', vendor: 'POSTGRESQL', host: '127.0.0.1', shared: true, tenantSchema: 'tenants' }));
+    t.write('connections/good.yaml', manifest('Connection', 'good', { name: 'good', vendor: 'POSTGRESQL', host: '127.0.0.1', shared: true, tenantSchema: 't_{clientId}' }));
+    await t.sync();
+    expect(t.rt.reconciler.status.get('Connection/plain')).toMatchObject({
+      phase: 'Failed',
+      message: 'validate: spec.tenantSchema is required when spec.shared is true: a schema pattern with {clientId}, e.g. t_{clientId}',
+    });
+    expect(status('fixed')).toMatchObject({ phase: 'Invalid', message: 'spec.tenantSchema must be a schema name pattern containing {clientId} once (letters, digits, _), e.g. t_{clientId}' });
+    expect(t.rt.reconciler.status.get('Connection/good')?.phase).toBe('Synced');
+    expect(t.rt.db.prepare('SELECT shared, tenant_schema FROM connections').all()).toEqual([{ shared: 1, tenant_schema: 't_{clientId}' }]);
+  });
 });

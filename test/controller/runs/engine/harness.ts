@@ -78,6 +78,7 @@ export async function runEngine(
     connections: input.connections ?? resolver({ C1: { connectionId: 'C1', vendor: 'POSTGRESQL' } }),
     egress: input.egress ?? allowAll,
     filesDir: input.filesDir ?? '/nonexistent',
+    owner: input.owner ?? null,
     signal: input.signal ?? new AbortController().signal,
     hooks: { onStep: (p) => progress.push(p), onReject: (r) => rejects.push(r), onLog: (_l, m) => logs.push(m) },
     now: () => new Date(0),
