@@ -80,7 +80,7 @@ export class PipelineRuns {
     this.dispatcher = new LocalRunDispatcher({
       db,
       store: this.store,
-      engine: opts.engine ?? new WorkerThreadEngine({ egress }),
+      engine: opts.engine ?? new WorkerThreadEngine({ egress, limits: { maxResponseBytes: config.runMaxResponseBytes, maxRecordBytes: config.runMaxRecordBytes } }),
       clock,
       scheduler,
       log,

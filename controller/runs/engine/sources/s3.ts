@@ -4,6 +4,7 @@ import { Readable } from 'node:stream';
 import type { Batch, EgressPolicy, ResolvedConnection } from '../../types.ts';
 import { type FileFormat, parseRows } from './files.ts';
 import { pinnedLookup } from './http.ts';
+import { type SourceLimits, SourceLimitError, boundedChunks } from './limits.ts';
 
 export interface S3SourceOptions {
   bucket: string;
@@ -14,6 +15,7 @@ export interface S3SourceOptions {
   rootKey?: string;
   batchSize: number;
   signal: AbortSignal;
+  limits: SourceLimits;
 }
 
 /**
@@ -50,7 +52,16 @@ export async function* s3Rows(conn: ResolvedConnection, egress: EgressPolicy, o:
       throw new Error(`S3 object s3://${o.bucket}/${o.key} at ${endpoint.host}: ${err.name === 'NoSuchKey' ? 'does not exist' : err.message}`);
     });
     if (!(res.Body instanceof Readable)) throw new Error(`S3 object s3://${o.bucket}/${o.key}: no body`);
-    yield* parseRows(res.Body, { format: o.format, batchSize: o.batchSize, delimiter: o.delimiter, rootKey: o.rootKey });
+    // The object is read as the steps take rows, never more than BI_RUN_MAX_RESPONSE_BYTES of it.
+    const body = Readable.from(boundedChunks(res.Body, { maxBytes: o.limits.maxResponseBytes }), { objectMode: false });
+    try {
+      yield* parseRows(body, { format: o.format, batchSize: o.batchSize, delimiter: o.delimiter, rootKey: o.rootKey, maxRecordBytes: o.limits.maxRecordBytes });
+    } catch (err) {
+      if (err instanceof SourceLimitError) throw new SourceLimitError(`S3 object s3://${o.bucket}/${o.key}: ${err.message}`);
+      throw err;
+    } finally {
+      body.destroy();
+    }
   } finally {
     client.destroy();
     agents.httpAgent.destroy();
