@@ -1,109 +1,8 @@
 import { StringDecoder } from 'node:string_decoder';
-import { type Token, jsonParser } from 'stream-json/core/parser.js';
 import { LineSplitter, recordTooLarge } from './limits.ts';
-
-/** stream-chain's "no value" marker: flushes the parser (and checks the document is complete). */
-const FLUSH = Symbol.for('object-stream.none');
-
-type Container = unknown[] | Record<string, unknown>;
-
-/** Builds one JSON value from streamed tokens, counting its size; past `max` it throws before holding more. */
-class ValueBuilder {
-  readonly #max: number;
-  readonly #which: string;
-  readonly #stack: Container[] = [];
-  #key = '';
-  #text = '';
-  #bytes = 0;
-  value: unknown;
-  done = false;
-
-  constructor(max: number, which: string) {
-    this.#max = max;
-    this.#which = which;
-  }
-
-  /** Feeds one token; answers true once the value is complete. */
-  consume(t: Token): boolean {
-    this.#bytes += 1 + ('value' in t && typeof t.value === 'string' ? t.value.length : 0);
-    if (this.#bytes > this.#max) throw recordTooLarge(this.#max, this.#which);
-    switch (t.name) {
-      case 'startObject':
-        this.#open({});
-        break;
-      case 'startArray':
-        this.#open([]);
-        break;
-      case 'endObject':
-      case 'endArray':
-        this.#stack.pop();
-        if (this.#stack.length === 0) this.done = true;
-        break;
-      case 'startKey':
-      case 'startString':
-      case 'startNumber':
-        this.#text = '';
-        break;
-      case 'stringChunk':
-      case 'numberChunk':
-        this.#text += t.value;
-        break;
-      case 'endKey':
-        this.#key = this.#text;
-        break;
-      case 'keyValue':
-        this.#key = t.value;
-        break;
-      case 'endString':
-        this.#add(this.#text);
-        break;
-      case 'endNumber':
-        this.#add(Number(this.#text));
-        break;
-      case 'stringValue':
-        this.#add(t.value);
-        break;
-      case 'numberValue':
-        this.#add(Number(t.value));
-        break;
-      case 'nullValue':
-      case 'trueValue':
-      case 'falseValue':
-        this.#add(t.value);
-        break;
-      default:
-        break;
-    }
-    return this.done;
-  }
-
-  #open(c: Container): void {
-    if (this.#stack.length === 0) this.value = c;
-    else this.#put(c);
-    this.#stack.push(c);
-  }
-
-  #add(v: unknown): void {
-    this.#text = '';
-    if (this.#stack.length === 0) {
-      this.value = v;
-      this.done = true;
-    } else this.#put(v);
-  }
-
-  #put(v: unknown): void {
-    const top = this.#stack[this.#stack.length - 1] as Container;
-    if (Array.isArray(top)) top.push(v);
-    // As JSON.parse does: "__proto__" is an own property, never the prototype.
-    else if (this.#key === '__proto__') Object.defineProperty(top, this.#key, { value: v, writable: true, enumerable: true, configurable: true });
-    else top[this.#key] = v;
-  }
-}
 
 /** The document is not the shape asked for (no array at rootKey, a line that is not JSON). */
 export class JsonShapeError extends Error {}
-
-const VALUE_START = new Set(['startObject', 'startArray', 'startString', 'startNumber', 'stringValue', 'numberValue', 'nullValue', 'trueValue', 'falseValue']);
 
 const startsWith = (path: string[], prefix: string[]): boolean => prefix.length <= path.length && prefix.every((p, i) => path[i] === p);
 const same = (a: string[], b: string[]): boolean => a.length === b.length && startsWith(a, b);
@@ -113,31 +12,55 @@ export interface JsonRowsOptions {
   rootKey?: string;
   /** Dotted path of one more value to keep while streaming (a page's pagination token), before or after the array. */
   keep?: string;
-  /** One element (and the kept value) at most this many bytes of JSON text. */
+  /** One element (and the kept value, and any key) at most this many characters of JSON text. */
   maxRecordBytes: number;
 }
 
+/** An object or the streamed array, on the way from the document's top to the array or the kept value. */
+interface Frame {
+  array: boolean;
+  /** object: key → colon → value → comma; array: value → comma. */
+  phase: 'key' | 'colon' | 'value' | 'comma';
+  key: string;
+}
+
+/** A value being read: its text kept (an element, the kept value, a key) or skipped. */
+interface Scan {
+  target: 'row' | 'keep' | 'key' | 'skip';
+  depth: number;
+  inString: boolean;
+  escape: boolean;
+  /** A number, true, false or null: ends at the next delimiter. */
+  bare: boolean;
+  parts: string[];
+  length: number;
+}
+
+const WS = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+/** `,` `]` `}` or whitespace. */
+const ENDS_BARE = (c: number): boolean => c === 0x2c || c === 0x5d || c === 0x7d || WS(c);
+
+class JsonSyntaxError extends Error {}
+
 /**
- * Streams the elements of the array at `rootKey` out of a JSON document fed in chunks: only one
- * element is held at a time, everything outside the array and the `keep` path is skipped token by
- * token (never held). Errors name positions, never content.
+ * Streams the elements of the array at `rootKey` out of a JSON document fed in chunks. A scanner
+ * follows the structure (objects on the way, strings, depth) and cuts each element's text, which
+ * JSON.parse reads: one element is held at a time, its size capped before it is held whole.
+ * Values outside the array and the kept value are skipped, never held (nor fully validated).
+ * Errors name positions, never content.
  */
 export class JsonRowsReader {
   readonly #o: JsonRowsOptions;
   readonly #root: string[];
   readonly #keepPath: string[] | undefined;
-  readonly #parse = jsonParser({ packValues: false, streamValues: true });
   readonly #decoder = new StringDecoder('utf8');
-  /** Object keys on the way to the array or the kept value. */
-  readonly #frames: { key: string }[] = [];
-  #key: string | undefined;
-  #inRoot = false;
+  readonly #frames: Frame[] = [];
+  #scan: Scan | undefined;
+  /** The document's one top-level value has been read. */
+  #done = false;
   #found = false;
-  #skipDepth = 0;
-  #skipScalar = false;
-  #builder: { b: ValueBuilder; target: 'row' | 'keep' } | undefined;
-  #elements = 0;
   #started = false;
+  #elements = 0;
   /** The value found at `keep` (undefined when absent). */
   kept: unknown;
 
@@ -154,102 +77,187 @@ export class JsonRowsReader {
       this.#started = true;
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
     }
-    return this.#feed(this.#parse(text));
+    const rows: unknown[] = [];
+    this.#feed(text, rows);
+    return rows;
   }
 
   /** Ends the document: throws when it is incomplete or has no array at `rootKey`. */
   end(): unknown[] {
-    const rows = this.#feed(this.#parse(this.#decoder.end()));
-    rows.push(...this.#feed((this.#parse as unknown as (x: symbol) => unknown)(FLUSH)));
-    if (!this.#found) throw new JsonShapeError(`${this.#o.rootKey ? `rootKey ${this.#o.rootKey}` : 'the response'} is not an array`);
-    return rows;
-  }
-
-  #feed(out: unknown): unknown[] {
     const rows: unknown[] = [];
-    const tokens = out !== null && typeof out === 'object' && 'values' in out ? (out as { values: Token[] }).values : [];
-    for (const t of tokens) {
-      const built = this.#builder;
-      if (built) {
-        if (built.b.consume(t)) {
-          this.#builder = undefined;
-          if (built.target === 'row') rows.push(built.b.value);
-          else this.kept = built.b.value;
-        }
-        continue;
-      }
-      if (this.#skipDepth > 0) {
-        if (t.name === 'startObject' || t.name === 'startArray') this.#skipDepth++;
-        else if (t.name === 'endObject' || t.name === 'endArray') this.#skipDepth--;
-        continue;
-      }
-      if (this.#skipScalar) {
-        if (t.name === 'endString' || t.name === 'endNumber') this.#skipScalar = false;
-        continue;
-      }
-      if (this.#inRoot) {
-        if (t.name === 'endArray') {
-          this.#inRoot = false;
-          continue;
-        }
-        this.#elements++;
-        const b = new ValueBuilder(this.#o.maxRecordBytes, `at element ${this.#elements}`);
-        if (b.consume(t)) rows.push(b.value);
-        else this.#builder = { b, target: 'row' };
-        continue;
-      }
-      this.#structure(t);
-    }
+    this.#feed(this.#decoder.end(), rows);
+    const scan = this.#scan;
+    if (scan?.bare && this.#frames.length === 0) this.#finish(scan, '', rows);
+    if (!this.#done) throw new JsonSyntaxError('the document is not complete JSON');
+    if (!this.#found) throw this.#notArray();
     return rows;
   }
 
-  /** Outside the array and the kept value: object keys, and where each value goes. */
-  #structure(t: Token): void {
-    switch (t.name) {
-      case 'startKey':
-        this.#key = '';
-        return;
-      case 'stringChunk':
-        if (this.#key !== undefined) {
-          this.#key += t.value;
-          if (this.#key.length > this.#o.maxRecordBytes) throw recordTooLarge(this.#o.maxRecordBytes, 'at a key');
+  #notArray(): JsonShapeError {
+    return new JsonShapeError(`${this.#o.rootKey ? `rootKey ${this.#o.rootKey}` : 'the response'} is not an array`);
+  }
+
+  #feed(text: string, rows: unknown[]): void {
+    let i = 0;
+    const n = text.length;
+    while (i < n) {
+      const scan = this.#scan;
+      if (scan) {
+        const end = this.#scanTo(scan, text, i);
+        if (end < 0) {
+          this.#keep(scan, text, i, n);
+          return;
         }
-        return;
-      case 'endKey':
-        (this.#frames[this.#frames.length - 1] as { key: string }).key = this.#key ?? '';
-        this.#key = undefined;
-        return;
-      case 'keyValue':
-        (this.#frames[this.#frames.length - 1] as { key: string }).key = t.value;
-        return;
-      case 'endObject':
-        this.#frames.pop();
-        return;
-      default:
-        if (VALUE_START.has(t.name)) this.#value(t);
+        this.#keep(scan, text, i, end);
+        this.#finish(scan, text, rows);
+        i = end;
+        continue;
+      }
+      const c = text.charCodeAt(i);
+      if (WS(c)) {
+        i++;
+        continue;
+      }
+      i = this.#structure(c, text, i);
     }
   }
 
-  #value(t: Token): void {
+  /** Where the value being scanned ends in `text` from `i` (the index after it), or -1 when it goes on. */
+  #scanTo(s: Scan, text: string, i: number): number {
+    const n = text.length;
+    if (s.bare) {
+      for (let j = i; j < n; j++) if (ENDS_BARE(text.charCodeAt(j))) return j;
+      return -1;
+    }
+    for (let j = i; j < n; j++) {
+      const c = text.charCodeAt(j);
+      if (s.inString) {
+        if (s.escape) s.escape = false;
+        else if (c === 0x5c) s.escape = true;
+        else if (c === 0x22) {
+          s.inString = false;
+          if (s.depth === 0) return j + 1;
+        }
+      } else if (c === 0x22) s.inString = true;
+      else if (c === 0x7b || c === 0x5b) s.depth++;
+      else if (c === 0x7d || c === 0x5d) {
+        s.depth--;
+        if (s.depth === 0) return j + 1;
+      }
+    }
+    return -1;
+  }
+
+  /** Keeps `text[from, to)` of a value whose text is wanted, within the cap. */
+  #keep(s: Scan, text: string, from: number, to: number): void {
+    if (s.target === 'skip' || to <= from) return;
+    s.length += to - from;
+    if (s.length > this.#o.maxRecordBytes) {
+      throw recordTooLarge(this.#o.maxRecordBytes, s.target === 'row' ? `at element ${this.#elements}` : s.target === 'keep' ? `at ${this.#o.keep}` : 'at a key');
+    }
+    s.parts.push(text.slice(from, to));
+  }
+
+  #finish(s: Scan, _text: string, rows: unknown[]): void {
+    this.#scan = undefined;
+    if (s.target !== 'skip') {
+      let value: unknown;
+      try {
+        value = JSON.parse(s.parts.length === 1 ? (s.parts[0] as string) : s.parts.join(''));
+      } catch {
+        // JSON.parse's message quotes the text: the position only.
+        throw new JsonSyntaxError(s.target === 'row' ? `element ${this.#elements} is not JSON` : 'the document is not JSON');
+      }
+      if (s.target === 'row') rows.push(value);
+      else if (s.target === 'keep') this.kept = value;
+      else {
+        (this.#frames[this.#frames.length - 1] as Frame).key = value as string;
+        (this.#frames[this.#frames.length - 1] as Frame).phase = 'colon';
+        return;
+      }
+    }
+    this.#valueDone();
+  }
+
+  /** A value of the current frame (or the document) is complete. */
+  #valueDone(): void {
+    const top = this.#frames[this.#frames.length - 1];
+    if (top) top.phase = 'comma';
+    else this.#done = true;
+  }
+
+  #begin(target: Scan['target'], text: string, i: number): number {
+    const c = text.charCodeAt(i);
+    const bare = c !== 0x7b && c !== 0x5b && c !== 0x22;
+    this.#scan = { target, depth: c === 0x7b || c === 0x5b ? 1 : 0, inString: c === 0x22, escape: false, bare, parts: [], length: 0 };
+    if (bare) return i;
+    this.#keep(this.#scan, text, i, i + 1);
+    return i + 1;
+  }
+
+  /** One structural character outside any value being scanned; answers where to go on. */
+  #structure(c: number, text: string, i: number): number {
+    const top = this.#frames[this.#frames.length - 1];
+    if (!top) {
+      if (this.#done) throw new JsonSyntaxError('the document is not JSON');
+      return this.#value(c, text, i);
+    }
+    if (top.array) {
+      if (c === 0x5d && top.phase !== 'colon') {
+        this.#frames.pop();
+        this.#valueDone();
+        return i + 1;
+      }
+      if (top.phase === 'comma') {
+        if (c !== 0x2c) throw new JsonSyntaxError('the document is not JSON');
+        top.phase = 'value';
+        return i + 1;
+      }
+      this.#elements++;
+      return this.#begin('row', text, i);
+    }
+    switch (top.phase) {
+      case 'key':
+        if (c === 0x7d) {
+          this.#frames.pop();
+          this.#valueDone();
+          return i + 1;
+        }
+        if (c !== 0x22) throw new JsonSyntaxError('the document is not JSON');
+        return this.#begin('key', text, i);
+      case 'colon':
+        if (c !== 0x3a) throw new JsonSyntaxError('the document is not JSON');
+        top.phase = 'value';
+        return i + 1;
+      case 'value':
+        return this.#value(c, text, i);
+      default:
+        if (c === 0x7d) {
+          this.#frames.pop();
+          this.#valueDone();
+          return i + 1;
+        }
+        if (c !== 0x2c) throw new JsonSyntaxError('the document is not JSON');
+        top.phase = 'key';
+        return i + 1;
+    }
+  }
+
+  /** A value starts at `i`: the array, the kept value, an object on the way to them, or something to skip. */
+  #value(c: number, text: string, i: number): number {
     const path = this.#frames.map((f) => f.key);
     if (same(path, this.#root) && !this.#found) {
-      if (t.name !== 'startArray') throw new JsonShapeError(`${this.#o.rootKey ? `rootKey ${this.#o.rootKey}` : 'the response'} is not an array`);
+      if (c !== 0x5b) throw this.#notArray();
       this.#found = true;
-      this.#inRoot = true;
-      return;
+      this.#frames.push({ array: true, phase: 'value', key: '' });
+      return i + 1;
     }
-    if (this.#keepPath && same(path, this.#keepPath)) {
-      const b = new ValueBuilder(this.#o.maxRecordBytes, `at ${this.#o.keep}`);
-      if (b.consume(t)) this.kept = b.value;
-      else this.#builder = { b, target: 'keep' };
-      return;
+    if (this.#keepPath && same(path, this.#keepPath)) return this.#begin('keep', text, i);
+    if (c === 0x7b && (startsWith(this.#root, path) || (this.#keepPath !== undefined && startsWith(this.#keepPath, path)))) {
+      this.#frames.push({ array: false, phase: 'key', key: '' });
+      return i + 1;
     }
-    if (t.name === 'startObject' && (startsWith(this.#root, path) || (this.#keepPath && startsWith(this.#keepPath, path)))) {
-      this.#frames.push({ key: '' });
-      return;
-    }
-    if (t.name === 'startObject' || t.name === 'startArray') this.#skipDepth = 1;
-    else if (t.name === 'startString' || t.name === 'startNumber') this.#skipScalar = true;
+    return this.#begin('skip', text, i);
   }
 }
 

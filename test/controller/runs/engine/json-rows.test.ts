@@ -32,6 +32,14 @@ describe('JsonRowsReader (streamed JSON rows)', () => {
     expect(Object.keys(proto)).toEqual(['__proto__']);
   });
 
+  it('strings with brackets, braces, escaped quotes and backslashes, in elements, keys and skipped values, at every chunking', () => {
+    const text = ' { "skip\\"]}" : ["]}\\\\", {"[": "{"}] , "d\\u0061ta" :\n [ "a]\\"b", {"k": "}{[", "n": [[1], [2, {"x": "]"}]]}, -1.5e-3 , true, null, "\\\\" ] , "next" : {"c": "\\""} } ';
+    const expected = (JSON.parse(text) as { data: unknown[] }).data;
+    for (const size of [1, 2, 5, 1000]) expect(read(text, { rootKey: 'data', keep: 'next' }, size)).toEqual({ rows: expected, kept: { c: '"' } });
+    expect(() => read('[1] [2]', {})).toThrow('the document is not JSON');
+    expect(() => read('[{"a": s3cr3t}]', {})).toThrow(/^element 1 is not JSON$/);
+  });
+
   it('the pagination value may come before or after the array, nested too; absent is undefined', () => {
     expect(read('{"next":{"cursor":"c1"},"items":[1,2]}', { rootKey: 'items', keep: 'next.cursor' }).kept).toBe('c1');
     expect(read('{"items":[1,2],"page":{"next":7}}', { rootKey: 'items', keep: 'page.next' })).toEqual({ rows: [1, 2], kept: 7 });
