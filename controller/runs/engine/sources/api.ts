@@ -72,7 +72,10 @@ async function fetchChecked(url: URL, o: ApiSourceOptions, agents: SourceAgents)
   let headers: Record<string, string> = { accept: 'application/json', ...o.headers };
   let method = o.method;
   for (let hop = 0; ; hop++) {
-    if (current.protocol !== 'http:' && current.protocol !== 'https:') throw new Error(`API URL ${current.href} must be http or https`);
+    if (current.protocol !== 'http:' && current.protocol !== 'https:') {
+      // A redirect's URL is the response's content: only its scheme is named.
+      throw new Error(hop === 0 ? `API URL ${current.href} must be http or https` : `API ${url.href}: redirect ${hop} leads to a ${current.protocol.replace(/[^a-z0-9+.-]/gi, '')} URL (only http and https)`);
+    }
     const addresses = await o.egress.endpoint(current.hostname, portOf(current));
     const res = await pinnedRequest({ url: current, method, headers, addresses, agents, signal: o.signal, timeoutMs: o.timeoutMs });
     const status = res.statusCode ?? 0;
@@ -89,6 +92,11 @@ async function fetchChecked(url: URL, o: ApiSourceOptions, agents: SourceAgents)
 
 const retryable = (status: number): boolean => status === 429 || status >= 500;
 
+const sizeOf = (res: IncomingMessage): string => {
+  const length = Number(res.headers['content-length']);
+  return res.headers['content-length'] !== undefined && Number.isInteger(length) && length >= 0 ? ` (${length} bytes)` : '';
+};
+
 /** A page's successful response (its body not read yet), retrying 429/5xx/network failures with capped exponential backoff. */
 async function getPage(url: URL, o: ApiSourceOptions, agents: SourceAgents): Promise<IncomingMessage> {
   for (let attempt = 0; ; attempt++) {
@@ -99,7 +107,8 @@ async function getPage(url: URL, o: ApiSourceOptions, agents: SourceAgents): Pro
       const status = res.statusCode ?? 0;
       if (status >= 200 && status < 300) return res;
       res.destroy();
-      if (!retryable(status)) throw new Error(`API ${url.href} answered ${status} ${res.statusMessage ?? ''}`.trim());
+      // The status code and the body's announced size only: the reason phrase and the body are the server's content.
+      if (!retryable(status)) throw new Error(`API ${url.href} answered ${status}${sizeOf(res)}`);
       problem = `answered ${status}`;
       const header = res.headers['retry-after'];
       const after = Number(header);
@@ -184,7 +193,7 @@ export async function* apiRows(o: ApiSourceOptions): AsyncIterable<Batch> {
       if (!o.paginationKey) return;
       if (token === undefined || token === null || token === '') return;
       const next = typeof token === 'object' ? JSON.stringify(token) : String(token);
-      if (seen.has(next)) throw new Error(`API pagination: token ${JSON.stringify(next)} came back twice (the server does not advance)`);
+      if (seen.has(next)) throw new Error(`API pagination: page ${page + 1} would repeat an earlier token (the server does not advance)`);
       if (page >= o.maxPages) throw new Error(`API pagination: more than ${o.maxPages} pages`);
       seen.add(next);
       url = new URL(url);

@@ -30,6 +30,14 @@ export function s3Endpoint(conn: ResolvedConnection): URL {
   throw new Error(`connection ${conn.connectionId} has no S3 endpoint (accountUrl such as https://s3.eu-west-1.amazonaws.com)`);
 }
 
+/** What went wrong, without the service's own message (its response's content): the error code and the HTTP status. */
+function s3Failure(err: Error & { code?: string; $metadata?: { httpStatusCode?: number } }): string {
+  const code = typeof err.code === 'string' ? err.code : err.name;
+  const name = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/.test(code) ? code : 'error';
+  const status = err.$metadata?.httpStatusCode;
+  return `failed: ${name}${status ? ` (HTTP ${status})` : ''}`;
+}
+
 /** An object's rows (CSV, JSON or NDJSON), streamed from the service; the access key is the connection's username, the secret its password. */
 export async function* s3Rows(conn: ResolvedConnection, egress: EgressPolicy, o: S3SourceOptions): AsyncIterable<Batch> {
   const endpoint = s3Endpoint(conn);
@@ -49,7 +57,7 @@ export async function* s3Rows(conn: ResolvedConnection, egress: EgressPolicy, o:
   });
   try {
     const res = await client.send(new GetObjectCommand({ Bucket: o.bucket, Key: o.key }), { abortSignal: o.signal }).catch((err: Error) => {
-      throw new Error(`S3 object s3://${o.bucket}/${o.key} at ${endpoint.host}: ${err.name === 'NoSuchKey' ? 'does not exist' : err.message}`);
+      throw new Error(`S3 object s3://${o.bucket}/${o.key} at ${endpoint.host}: ${err.name === 'NoSuchKey' ? 'does not exist' : s3Failure(err)}`);
     });
     if (!(res.Body instanceof Readable)) throw new Error(`S3 object s3://${o.bucket}/${o.key}: no body`);
     // The object is read as the steps take rows, never more than BI_RUN_MAX_RESPONSE_BYTES of it.
