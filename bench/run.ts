@@ -14,6 +14,7 @@ import type { Mode } from './lib/setup.ts';
 import { httpFloor } from './scenarios/http-floor.ts';
 import { importBench } from './scenarios/import.ts';
 import { onboardBench } from './scenarios/onboard.ts';
+import { apiSourceBench } from './scenarios/api-source.ts';
 import { pipelineBench } from './scenarios/pipeline.ts';
 import { registryBench } from './scenarios/registry.ts';
 import { scaleBench } from './scenarios/scale.ts';
@@ -50,7 +51,10 @@ const steps: Record<Bench, () => Promise<void>> = {
   onboard: () => onboardBench(report, { amount: sizes.onboardings, modes, base }),
   scale: () => scaleBench(report, { clients: sizes.clients, edits: sizes.edits, base }),
   registry: () => registryBench(report, { rows: sizes.rows, seconds: sizes.seconds, base }),
-  pipeline: () => pipelineBench(report, { rows: sizes.pipelineRows, base }),
+  pipeline: async () => {
+    await pipelineBench(report, { rows: sizes.pipelineRows, base });
+    await apiSourceBench(report, { base, capMiB: quick ? 32 : 256 });
+  },
 };
 
 let failed = false;

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import proxyAddr from '@fastify/proxy-addr';
+import { DEFAULT_SOURCE_LIMITS } from './runs/engine/sources/limits.ts';
 
 const compileTrust = (proxies: readonly string[]) => proxyAddr.compile([...proxies]);
 
@@ -38,6 +39,10 @@ export interface Config {
   scheduleMinIntervalMs: number;
   /** BI_RUN_RETENTION: finished runs older than this are deleted (the last 20 of each pipeline are kept). */
   runRetentionMs: number;
+  /** BI_RUN_MAX_RESPONSE_BYTES: one source response (API page, S3 object) at most. */
+  runMaxResponseBytes: number;
+  /** BI_RUN_MAX_RECORD_BYTES: one source record (CSV/NDJSON line, JSON element) at most. */
+  runMaxRecordBytes: number;
   auth: AuthConfig;
   /** BI_RETENTION: how long an offboarded client is kept before it may be purged. */
   retentionMs: number;
@@ -212,6 +217,18 @@ export function scheduleMinInterval(env: NodeJS.ProcessEnv = process.env): numbe
 }
 const isSet = (v: string | undefined): v is string => v !== undefined && v.trim() !== '';
 
+const BYTE_UNITS: Record<string, number> = { '': 1, b: 1, k: 1024, kb: 1000, kib: 1024, m: 1024 ** 2, mb: 1000 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gb: 1000 ** 3, gib: 1024 ** 3 };
+
+/** Reads a size: plain bytes, or `512KiB`, `256MiB`, `1GiB` (also `k`/`M`/`G` = KiB/MiB/GiB, `KB`/`MB`/`GB` decimal). */
+export function parseBytes(name: string, v: string | undefined, fallback: number): number {
+  if (v === undefined || v.trim() === '') return fallback;
+  const m = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(v.trim());
+  const unit = m ? BYTE_UNITS[(m[2] ?? '').toLowerCase()] : undefined;
+  const bytes = m && unit ? Math.floor(Number(m[1]) * unit) : Number.NaN;
+  if (!Number.isFinite(bytes) || bytes <= 0) throw new Error(`${name}: expected a size such as 1048576, 512KiB or 256MiB, got ${JSON.stringify(v)}`);
+  return bytes;
+}
+
 function authConfig(env: NodeJS.ProcessEnv): AuthConfig {
   const out: AuthConfig = {};
   if (isSet(env.BI_API_KEY_RATE_LIMIT)) out.keyRateLimit = parseNumber('BI_API_KEY_RATE_LIMIT', env.BI_API_KEY_RATE_LIMIT, 0, 0);
@@ -274,6 +291,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     pipelineEgress: (env.BI_PIPELINE_EGRESS ?? '').split(',').map((h) => h.trim()).filter(Boolean),
     scheduleMinIntervalMs: scheduleMinInterval(env),
     runRetentionMs: positiveMs('BI_RUN_RETENTION', env.BI_RUN_RETENTION, DEFAULT_RUN_RETENTION_MS),
+    runMaxResponseBytes: parseBytes('BI_RUN_MAX_RESPONSE_BYTES', env.BI_RUN_MAX_RESPONSE_BYTES, DEFAULT_SOURCE_LIMITS.maxResponseBytes),
+    runMaxRecordBytes: parseBytes('BI_RUN_MAX_RECORD_BYTES', env.BI_RUN_MAX_RECORD_BYTES, DEFAULT_SOURCE_LIMITS.maxRecordBytes),
     auth: authConfig(env),
     queue: queueConfig(env),
     retentionMs: positiveMs('BI_RETENTION', env.BI_RETENTION, 30 * 86_400_000),

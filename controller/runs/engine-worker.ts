@@ -29,7 +29,7 @@ const flushSteps = (): void => {
   for (const progress of held.values()) post({ type: 'step', progress });
   held.clear();
 };
-const result = await new StreamingPipelineEngine().run({
+const result = await new StreamingPipelineEngine({ limits: data.limits }).run({
   ...data.input,
   connections: {
     resolve(id) {

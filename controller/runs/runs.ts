@@ -106,7 +106,7 @@ export class PipelineRuns {
       : new LocalRunDispatcher({
           db,
           store: this.store,
-          engine: opts.engine ?? new WorkerThreadEngine({ egress }),
+          engine: opts.engine ?? new WorkerThreadEngine({ egress, limits: { maxResponseBytes: config.runMaxResponseBytes, maxRecordBytes: config.runMaxRecordBytes } }),
           clock,
           scheduler,
           log,

@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { ROOT } from '../paths.ts';
 import type { NetworkEgressPolicyOptions } from './engine/egress.ts';
+import { DEFAULT_SOURCE_LIMITS, type SourceLimits } from './engine/sources/limits.ts';
 import { MAX_LOG_LINES, MAX_REJECTS_KEPT } from './store.ts';
 import { withSemiSpace } from './worker-heap.ts';
 import type { EngineInput, EngineResult, LogLevel, PipelineEngine, RejectedRow, ResolvedConnection, StepProgress } from './types.ts';
@@ -13,6 +14,7 @@ export interface WorkerRun {
   /** Each connection the pipeline names, resolved — or the error resolving it raised (thrown when the engine asks). */
   connections: Record<string, { connection: ResolvedConnection } | { error: string }>;
   egress: Pick<NetworkEgressPolicyOptions, 'listen' | 'allowHosts'>;
+  limits: SourceLimits;
   maxRejects: number;
   maxLogs: number;
 }
@@ -97,8 +99,10 @@ export const WORKER_SEMI_SPACE_MB = 16;
 
 export class WorkerThreadEngine implements PipelineEngine {
   readonly #egress: WorkerRun['egress'];
-  constructor(opts: { egress: WorkerRun['egress'] }) {
+  readonly #limits: SourceLimits;
+  constructor(opts: { egress: WorkerRun['egress']; limits?: SourceLimits }) {
     this.#egress = opts.egress;
+    this.#limits = opts.limits ?? DEFAULT_SOURCE_LIMITS;
   }
 
   async run(input: EngineInput): Promise<EngineResult> {
@@ -121,6 +125,7 @@ export class WorkerThreadEngine implements PipelineEngine {
       input: { runId, pipelineId, source, destination, steps, filesDir, owner: owner ?? null },
       connections,
       egress: this.#egress,
+      limits: this.#limits,
       maxRejects: MAX_REJECTS_KEPT,
       maxLogs: MAX_LOG_LINES,
     };

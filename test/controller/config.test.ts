@@ -33,6 +33,14 @@ describe('loadConfig', () => {
     });
   });
 
+  it('reads the source limits: BI_RUN_MAX_RESPONSE_BYTES (256 MiB) and BI_RUN_MAX_RECORD_BYTES (1 MiB), plain bytes or with a unit', () => {
+    expect(loadConfig({})).toMatchObject({ runMaxResponseBytes: 268_435_456, runMaxRecordBytes: 1_048_576 });
+    expect(loadConfig({ BI_RUN_MAX_RESPONSE_BYTES: '64MiB', BI_RUN_MAX_RECORD_BYTES: '4096' })).toMatchObject({ runMaxResponseBytes: 67_108_864, runMaxRecordBytes: 4096 });
+    expect(loadConfig({ BI_RUN_MAX_RESPONSE_BYTES: '1GB', BI_RUN_MAX_RECORD_BYTES: '512k' })).toMatchObject({ runMaxResponseBytes: 1e9, runMaxRecordBytes: 524_288 });
+    expect(() => loadConfig({ BI_RUN_MAX_RECORD_BYTES: '0' })).toThrow('BI_RUN_MAX_RECORD_BYTES: expected a size such as 1048576, 512KiB or 256MiB, got "0"');
+    expect(() => loadConfig({ BI_RUN_MAX_RESPONSE_BYTES: 'lots' })).toThrow(/^BI_RUN_MAX_RESPONSE_BYTES: expected a size/);
+  });
+
   it('reads the environment', () => {
     const c = loadConfig({
       HOST: '0.0.0.0',

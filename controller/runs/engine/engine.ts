@@ -2,6 +2,7 @@ import { tmpdir } from 'node:os';
 import type { Batch, EngineInput, EngineResult, LogLevel, PipelineEngine, RejectedRow, Row, RunStep, StepProgress } from '../types.ts';
 import { RunReach } from '../reach.ts';
 import { realSleep, type Sleep } from './sources/api.ts';
+import { DEFAULT_SOURCE_LIMITS, type SourceLimits } from './sources/limits.ts';
 import { type LoadReport, type PendingWrite, type RunScope, type StepContext, type StepRunner } from './step.ts';
 import { DbLookupStep } from './steps/db-lookup.ts';
 import { TableWriteStep } from './steps/load.ts';
@@ -22,6 +23,8 @@ export interface StreamingEngineOptions {
   apiBackoffBaseMs?: number;
   apiBackoffMaxMs?: number;
   apiTimeoutMs?: number;
+  /** Sources: bytes of one response and of one record at most (`BI_RUN_MAX_RESPONSE_BYTES`, `BI_RUN_MAX_RECORD_BYTES`). */
+  limits?: SourceLimits;
   /** Quantiles of outlier_detection: numbers sorted in memory at most. */
   quantileMemoryCap?: number;
   /** Monotonic milliseconds for durations. */
@@ -94,6 +97,7 @@ export class StreamingPipelineEngine implements PipelineEngine {
       signal: input.signal,
       batchSize: this.#o.batchSize ?? 2000,
       tmpDir: this.#o.tmpDir ?? tmpdir(),
+      limits: this.#o.limits ?? DEFAULT_SOURCE_LIMITS,
       mappedFields,
       pending,
       loads,

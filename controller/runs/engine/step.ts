@@ -2,6 +2,7 @@ import type { SourceType } from '../../kinds/pipeline/types.ts';
 import { isPlainObject } from '../../objects.ts';
 import type { RunReach } from '../reach.ts';
 import type { Batch, ConnectionResolver, EgressPolicy, LogLevel, Row, RunStep } from '../types.ts';
+import type { SourceLimits } from './sources/limits.ts';
 
 /** What a step may do while it runs: refuse rows, log, see the cancel signal. */
 export interface StepContext {
@@ -60,6 +61,8 @@ export interface RunScope {
   readonly signal: AbortSignal;
   readonly batchSize: number;
   readonly tmpDir: string;
+  /** What one source response and one record may hold. */
+  readonly limits: SourceLimits;
   /** Every field name a transform step mapped to (`fieldMappings[].target`), in step order. */
   readonly mappedFields: string[];
   /** Transactions to commit when the run succeeds, in step order. */

@@ -61,6 +61,13 @@ describe('WorkerThreadEngine', () => {
     expect(await engine.run(value)).toMatchObject({ status: 'succeeded', rowsRead: 1, rowsRejected: 0 });
   });
 
+  it('the source limits reach the worker (BI_RUN_MAX_RECORD_BYTES from the controller configuration)', async () => {
+    const small = new WorkerThreadEngine({ egress: { listen: { host: '127.0.0.1', port: 1 } }, limits: { maxResponseBytes: 1024, maxRecordBytes: 4 } });
+    const { value } = input();
+    const result = await small.run(value);
+    expect(result.error).toBe('step Source (step-1-0) failed: record on line 1 larger than BI_RUN_MAX_RECORD_BYTES (4 bytes)');
+  });
+
   it('an aborted signal ends the run cancelled', async () => {
     const controller = new AbortController();
     controller.abort();

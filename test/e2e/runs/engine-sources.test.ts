@@ -131,6 +131,7 @@ describe('S3 source against s3rver', () => {
     await s3.send(new PutObjectCommand({ Bucket: 'exports', Key: 'day/orders.csv', Body: 'id,total\n1,10\n2,\n' }));
     await s3.send(new PutObjectCommand({ Bucket: 'exports', Key: 'day/orders.ndjson', Body: '{"id":1}\n{"id":2}\n{"id":3}\n' }));
     await s3.send(new PutObjectCommand({ Bucket: 'exports', Key: 'day/orders.json', Body: '{"items":[{"id":1},{"id":2}]}' }));
+    await s3.send(new PutObjectCommand({ Bucket: 'exports', Key: 'day/big.ndjson', Body: '{"id":1,"note":"some text"}\n'.repeat(2000) }));
     s3.destroy();
   });
   afterAll(async () => {
@@ -169,6 +170,20 @@ describe('S3 source against s3rver', () => {
       steps: steps(['source', { connectionId: 'S3', bucket: 'exports', key: 'day/orders.csv' }], ['validate', { rules: [] }]),
     });
     expect(listed.result).toMatchObject({ status: 'succeeded', rowsRead: 2 });
+    const capped = async (limits: { maxResponseBytes: number; maxRecordBytes: number }) =>
+      (
+        await runEngine(
+          { source: { connectionId: 'S3', type: 's3' }, connections: resolver({ S3: S3() }), steps: steps(['source', { connectionId: 'S3', bucket: 'exports', key: 'day/big.ndjson' }]) },
+          { limits },
+        )
+      ).result;
+    expect((await capped({ maxResponseBytes: 16 * 1024, maxRecordBytes: 1024 })).error).toBe(
+      'step source-0 (step-1-0) failed: S3 object s3://exports/day/big.ndjson: response larger than BI_RUN_MAX_RESPONSE_BYTES (16384 bytes)',
+    );
+    expect((await capped({ maxResponseBytes: 1024 * 1024, maxRecordBytes: 16 })).error).toBe(
+      'step source-0 (step-1-0) failed: S3 object s3://exports/day/big.ndjson: record on line 1 larger than BI_RUN_MAX_RECORD_BYTES (16 bytes)',
+    );
+    expect(await capped({ maxResponseBytes: 1024 * 1024, maxRecordBytes: 1024 })).toMatchObject({ status: 'succeeded', rowsRead: 2000 });
     const missing = await read('day/none.csv');
     expect(missing.status).toBe('failed');
     expect(missing.error).toMatch(/S3 object s3:\/\/exports\/day\/none.csv at 127\.0\.0\.1:\d+: does not exist/);

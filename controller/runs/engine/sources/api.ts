@@ -1,7 +1,11 @@
 import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Batch, EgressPolicy, Row } from '../../types.ts';
 import { isObject } from '../step.ts';
 import { SourceAgents, pinnedRequest } from './http.ts';
+import { JsonRowsReader, JsonShapeError, NdjsonReader } from './json-rows.ts';
+import { type SourceLimits, SourceLimitError, boundedChunks } from './limits.ts';
 
 export type Sleep = (ms: number, signal: AbortSignal) => Promise<void>;
 
@@ -24,6 +28,8 @@ export interface ApiSourceOptions {
   sleep: Sleep;
   /** Pages at most (a guard against a server that never stops). */
   maxPages: number;
+  /** One response (page) and one record at most. */
+  limits: SourceLimits;
   log: (message: string) => void;
 }
 
@@ -66,7 +72,10 @@ async function fetchChecked(url: URL, o: ApiSourceOptions, agents: SourceAgents)
   let headers: Record<string, string> = { accept: 'application/json', ...o.headers };
   let method = o.method;
   for (let hop = 0; ; hop++) {
-    if (current.protocol !== 'http:' && current.protocol !== 'https:') throw new Error(`API URL ${current.href} must be http or https`);
+    if (current.protocol !== 'http:' && current.protocol !== 'https:') {
+      // A redirect's URL is the response's content: only its scheme is named.
+      throw new Error(hop === 0 ? `API URL ${current.href} must be http or https` : `API ${url.href}: redirect ${hop} leads to a ${current.protocol.replace(/[^a-z0-9+.-]/gi, '')} URL (only http and https)`);
+    }
     const addresses = await o.egress.endpoint(current.hostname, portOf(current));
     const res = await pinnedRequest({ url: current, method, headers, addresses, agents, signal: o.signal, timeoutMs: o.timeoutMs });
     const status = res.statusCode ?? 0;
@@ -83,31 +92,23 @@ async function fetchChecked(url: URL, o: ApiSourceOptions, agents: SourceAgents)
 
 const retryable = (status: number): boolean => status === 429 || status >= 500;
 
-async function readAll(res: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of res) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
+const sizeOf = (res: IncomingMessage): string => {
+  const length = Number(res.headers['content-length']);
+  return res.headers['content-length'] !== undefined && Number.isInteger(length) && length >= 0 ? ` (${length} bytes)` : '';
+};
 
-/** A page's JSON, retrying 429/5xx/network failures with capped exponential backoff. */
-async function getPage(url: URL, o: ApiSourceOptions, agents: SourceAgents): Promise<unknown> {
+/** A page's successful response (its body not read yet), retrying 429/5xx/network failures with capped exponential backoff. */
+async function getPage(url: URL, o: ApiSourceOptions, agents: SourceAgents): Promise<IncomingMessage> {
   for (let attempt = 0; ; attempt++) {
     let problem: string;
     let retryAfterMs: number | undefined;
     try {
       const res = await fetchChecked(url, o, agents);
       const status = res.statusCode ?? 0;
-      if (status >= 200 && status < 300) {
-        const body = await readAll(res);
-        try {
-          return JSON.parse(body.toString('utf8')) as unknown;
-        } catch {
-          // The parser's message quotes the body: never a response's content in an error.
-          throw new Error(`API ${url.href} answered ${status} with a body that is not JSON`);
-        }
-      }
+      if (status >= 200 && status < 300) return res;
       res.destroy();
-      if (!retryable(status)) throw new Error(`API ${url.href} answered ${status} ${res.statusMessage ?? ''}`.trim());
+      // The status code and the body's announced size only: the reason phrase and the body are the server's content.
+      if (!retryable(status)) throw new Error(`API ${url.href} answered ${status}${sizeOf(res)}`);
       problem = `answered ${status}`;
       const header = res.headers['retry-after'];
       const after = Number(header);
@@ -126,16 +127,60 @@ async function getPage(url: URL, o: ApiSourceOptions, agents: SourceAgents): Pro
   }
 }
 
-function at(doc: unknown, path: string): unknown {
-  let v = doc;
-  for (const part of path.split('.')) v = isObject(v) ? v[part] : undefined;
-  return v;
+const NDJSON = /^\s*application\/(x-)?(ndjson|jsonl|jsonlines|json-seq)\b/i;
+
+/** The body as sent (gzip, deflate and br decoded: the caps count what is parsed). */
+function decoded(res: IncomingMessage): Readable {
+  const encoding = String(res.headers['content-encoding'] ?? '').trim().toLowerCase();
+  const z = encoding === 'gzip' || encoding === 'x-gzip' ? createGunzip() : encoding === 'deflate' ? createInflate() : encoding === 'br' ? createBrotliDecompress() : undefined;
+  if (!z) return res;
+  res.on('error', (err) => z.destroy(err));
+  z.on('close', () => res.destroy());
+  return res.pipe(z);
+}
+
+const asRow = (v: unknown): Row => (isObject(v) ? v : { value: v });
+
+/**
+ * The rows of one page, streamed as the steps take them (the body is read no faster): the
+ * elements of the array at `rootKey` (or NDJSON lines, by content type). Answers the page's
+ * pagination token, which may come before or after the array.
+ */
+async function* pageRows(res: IncomingMessage, url: URL, o: ApiSourceOptions): AsyncGenerator<Batch, unknown> {
+  const reader = NDJSON.test(String(res.headers['content-type'] ?? ''))
+    ? new NdjsonReader(o.limits.maxRecordBytes)
+    : new JsonRowsReader({ rootKey: o.rootKey, keep: o.paginationKey, maxRecordBytes: o.limits.maxRecordBytes });
+  let batch: Batch = [];
+  let bytes = 0;
+  try {
+    for await (const chunk of boundedChunks(decoded(res), { maxBytes: o.limits.maxResponseBytes, idleMs: o.timeoutMs })) {
+      bytes += chunk.length;
+      for (const v of reader.write(chunk)) {
+        batch.push(asRow(v));
+        if (batch.length >= o.batchSize) {
+          yield batch;
+          batch = [];
+        }
+      }
+    }
+    for (const v of reader.end()) batch.push(asRow(v));
+  } catch (err) {
+    if (o.signal.aborted) throw err;
+    const e = err as Error & { code?: string };
+    if (err instanceof SourceLimitError || err instanceof JsonShapeError) throw new Error(`API ${url.href}: ${e.message}`);
+    if (e.name === 'TimeoutError') throw new Error(`API ${url.href}: the response ${e.message} (after ${bytes} bytes)`);
+    if (typeof e.code === 'string') throw new Error(`API ${url.href}: the response broke off after ${bytes} bytes: ${e.code}`);
+    throw new Error(`API ${url.href} answered ${res.statusCode ?? 0} with a body that is not JSON (${bytes} bytes read)`);
+  }
+  for (let i = 0; i < batch.length; i += o.batchSize) yield batch.slice(i, i + o.batchSize);
+  return reader instanceof JsonRowsReader ? reader.kept : undefined;
 }
 
 /**
  * The rows of an HTTP API: the array at `rootKey` (dotted path; the body itself when absent) of
- * each page; the next page is requested while the response carries `paginationKey` (not null),
- * with that token as the query parameter of the same name.
+ * each page, streamed (never a whole response or record in memory: BI_RUN_MAX_RESPONSE_BYTES,
+ * BI_RUN_MAX_RECORD_BYTES); the next page is requested while the response carries
+ * `paginationKey` (not null), with that token as the query parameter of the same name.
  */
 export async function* apiRows(o: ApiSourceOptions): AsyncIterable<Batch> {
   let url = new URL(o.endpoint);
@@ -143,15 +188,12 @@ export async function* apiRows(o: ApiSourceOptions): AsyncIterable<Batch> {
   const agents = new SourceAgents();
   try {
     for (let page = 1; ; page++) {
-      const body = await getPage(url, o, agents);
-      const items = o.rootKey ? at(body, o.rootKey) : body;
-      if (!Array.isArray(items)) throw new Error(`API ${url.href}: ${o.rootKey ? `rootKey ${o.rootKey}` : 'the response'} is not an array`);
-      for (let i = 0; i < items.length; i += o.batchSize) yield items.slice(i, i + o.batchSize).map((v: unknown): Row => (isObject(v) ? v : { value: v }));
+      const res = await getPage(url, o, agents);
+      const token = yield* pageRows(res, url, o);
       if (!o.paginationKey) return;
-      const token = isObject(body) ? at(body, o.paginationKey) : undefined;
       if (token === undefined || token === null || token === '') return;
       const next = typeof token === 'object' ? JSON.stringify(token) : String(token);
-      if (seen.has(next)) throw new Error(`API pagination: token ${JSON.stringify(next)} came back twice (the server does not advance)`);
+      if (seen.has(next)) throw new Error(`API pagination: page ${page + 1} would repeat an earlier token (the server does not advance)`);
       if (page >= o.maxPages) throw new Error(`API pagination: more than ${o.maxPages} pages`);
       seen.add(next);
       url = new URL(url);

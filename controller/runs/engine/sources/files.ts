@@ -2,13 +2,11 @@ import { constants } from 'node:fs';
 import { type FileHandle, open, realpath } from 'node:fs/promises';
 import { extname, isAbsolute, relative, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
-import { createInterface } from 'node:readline';
-import { CsvError, parse as parseCsv } from 'csv-parse';
-import pick from 'stream-json/filters/pick.js';
-import streamArray from 'stream-json/streamers/stream-array.js';
-import parser from 'stream-json/parser.js';
+import { parse as parseCsv } from 'csv-parse';
 import type { Batch, Row } from '../../types.ts';
 import { isObject } from '../step.ts';
+import { JsonRowsReader, NdjsonReader } from './json-rows.ts';
+import { recordTooLarge } from './limits.ts';
 
 export type FileFormat = 'csv' | 'json' | 'ndjson';
 
@@ -77,60 +75,44 @@ async function* batches(rows: AsyncIterable<Row>, size: number): AsyncIterable<B
   if (batch.length > 0) yield batch;
 }
 
-async function* csvRows(input: Readable, delimiter: string | undefined): AsyncIterable<Row> {
+async function* csvRows(input: Readable, delimiter: string | undefined, maxRecordBytes: number): AsyncIterable<Row> {
   // An unquoted empty field is null (as PostgreSQL's COPY … CSV reads it); a quoted "" stays ''.
-  const rows = input.pipe(
-    parseCsv({
-      columns: true,
-      bom: true,
-      skip_empty_lines: true,
-      trim: false,
-      delimiter: delimiter ?? ',',
-      cast: (value, context) => (value === '' && !context.quoting ? null : value),
-    }),
-  );
+  const parser = parseCsv({
+    columns: true,
+    bom: true,
+    skip_empty_lines: true,
+    trim: false,
+    delimiter: delimiter ?? ',',
+    max_record_size: maxRecordBytes,
+    cast: (value, context) => (value === '' && !context.quoting ? null : value),
+  });
+  input.on('error', (err) => parser.destroy(err));
+  const rows = input.pipe(parser);
   try {
     for await (const row of rows) yield row as Row;
   } catch (err) {
-    throw csvError(err);
+    // csv-parse's messages quote the input: only its code and line are kept.
+    const e = err as Error & { code?: string; lines?: number };
+    if (e.code === 'CSV_MAX_RECORD_SIZE') throw recordTooLarge(maxRecordBytes, `on line ${e.lines ?? '?'}`);
+    if (typeof e.code === 'string' && e.code.startsWith('CSV_')) throw new Error(`CSV ${e.code} on line ${e.lines ?? '?'}`);
+    throw err;
+  } finally {
+    input.unpipe(parser);
+    parser.destroy();
   }
 }
 
-/**
- * csv-parse's messages quote the field they stumbled on (`value is "…"`, `got "…"`): the error
- * keeps its code and line only (`CSV invalid opening quote at line 2`), never the file's content.
- */
-export function csvError(err: unknown): Error {
-  if (!(err instanceof CsvError)) return err instanceof Error ? err : new Error(String(err));
-  const lines = (err as CsvError & { lines?: unknown }).lines;
-  return new Error(`CSV ${err.code.replace(/^CSV_/, '').toLowerCase().replaceAll('_', ' ')}${typeof lines === 'number' ? ` at line ${lines}` : ''}`);
-}
-
-async function* ndjsonRows(input: Readable): AsyncIterable<Row> {
-  let line = 0;
-  for await (const text of createInterface({ input, crlfDelay: Infinity })) {
-    line++;
-    if (text.trim() === '') continue;
-    try {
-      yield asRow(JSON.parse(text));
-    } catch {
-      // JSON.parse's message quotes the line: never the file's content in an error.
-      throw new Error(`line ${line} is not JSON`);
-    }
-  }
+async function* ndjsonRows(input: AsyncIterable<Buffer>, maxRecordBytes: number): AsyncIterable<Row[]> {
+  const reader = new NdjsonReader(maxRecordBytes);
+  for await (const chunk of input) yield reader.write(chunk).map(asRow);
+  yield reader.end().map(asRow);
 }
 
 /** A JSON document: a top-level array, or the array at `rootKey` (dotted path), streamed item by item. */
-async function* jsonRows(input: Readable, rootKey: string | undefined): AsyncIterable<Row> {
-  const stages: NodeJS.ReadWriteStream[] = [parser.asStream()];
-  if (rootKey) stages.push(pick.asStream({ filter: rootKey }));
-  stages.push(streamArray.asStream());
-  let stream: NodeJS.ReadableStream = input;
-  for (const s of stages) {
-    input.on('error', (err) => (s as unknown as Readable).destroy(err));
-    stream = stream.pipe(s);
-  }
-  for await (const item of stream as AsyncIterable<{ value: unknown }>) yield asRow(item.value);
+async function* jsonRows(input: AsyncIterable<Buffer>, rootKey: string | undefined, maxRecordBytes: number): AsyncIterable<Row[]> {
+  const reader = new JsonRowsReader({ rootKey, maxRecordBytes });
+  for await (const chunk of input) yield reader.write(chunk).map(asRow);
+  yield reader.end().map(asRow);
 }
 
 export interface ParseOptions {
@@ -138,10 +120,28 @@ export interface ParseOptions {
   batchSize: number;
   delimiter?: string;
   rootKey?: string;
+  /** `BI_RUN_MAX_RECORD_BYTES`: one CSV line, NDJSON line or JSON element at most. */
+  maxRecordBytes: number;
 }
 
-/** Rows of a CSV, JSON or NDJSON byte stream, in batches. */
+/** Batches of `size` rows out of groups of any size. */
+async function* rebatch(groups: AsyncIterable<Row[]>, size: number): AsyncIterable<Batch> {
+  let batch: Batch = [];
+  for await (const group of groups) {
+    for (const row of group) {
+      batch.push(row);
+      if (batch.length >= size) {
+        yield batch;
+        batch = [];
+      }
+    }
+  }
+  if (batch.length > 0) yield batch;
+}
+
+/** Rows of a CSV, JSON or NDJSON byte stream, in batches; no record longer than `maxRecordBytes` is held. */
 export function parseRows(input: Readable, opts: ParseOptions): AsyncIterable<Batch> {
-  const rows = opts.format === 'csv' ? csvRows(input, opts.delimiter) : opts.format === 'ndjson' ? ndjsonRows(input) : jsonRows(input, opts.rootKey);
-  return batches(rows, opts.batchSize);
+  if (opts.format === 'csv') return batches(csvRows(input, opts.delimiter, opts.maxRecordBytes), opts.batchSize);
+  const chunks = input as AsyncIterable<Buffer>;
+  return rebatch(opts.format === 'ndjson' ? ndjsonRows(chunks, opts.maxRecordBytes) : jsonRows(chunks, opts.rootKey, opts.maxRecordBytes), opts.batchSize);
 }

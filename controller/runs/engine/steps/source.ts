@@ -100,6 +100,7 @@ export class SourceStep implements StepRunner {
           backoffMaxMs: this.#api.backoffMaxMs ?? API_DEFAULTS.backoffMaxMs,
           timeoutMs: this.#api.timeoutMs ?? API_DEFAULTS.timeoutMs,
           maxPages: API_DEFAULTS.maxPages,
+          limits: scope.limits,
           sleep: this.#api.sleep,
           log: (m) => ctx.log('warn', m),
         });
@@ -117,6 +118,7 @@ export class SourceStep implements StepRunner {
           rootKey: configString(c, 'rootKey'),
           batchSize,
           signal: scope.signal,
+          limits: scope.limits,
         });
       }
       default:
@@ -130,7 +132,7 @@ export class SourceStep implements StepRunner {
     const handle = await openInside(this.#scope.reach.filesDir(), path);
     const stream = handle.createReadStream();
     try {
-      yield* parseRows(stream, { format, batchSize, delimiter: configString(c, 'delimiter'), rootKey: configString(c, 'rootKey') });
+      yield* parseRows(stream, { format, batchSize, delimiter: configString(c, 'delimiter'), rootKey: configString(c, 'rootKey'), maxRecordBytes: this.#scope.limits.maxRecordBytes });
     } finally {
       stream.destroy();
       await handle.close().catch(() => {});

@@ -14,11 +14,11 @@ symlinkSync(join(base, 'secret.csv'), join(dir, 'out-link.csv'));
 symlinkSync(join(dir, 'sub', 'in.csv'), join(dir, 'in-link.csv'));
 afterAll(() => rmSync(base, { recursive: true, force: true }));
 
-async function rows(path: string, format: 'csv' | 'json' | 'ndjson', rootKey?: string): Promise<Row[]> {
+async function rows(path: string, format: 'csv' | 'json' | 'ndjson', rootKey?: string, maxRecordBytes = 1024 * 1024): Promise<Row[]> {
   const handle = await openInside(dir, path);
   const out: Row[] = [];
   try {
-    for await (const b of parseRows(handle.createReadStream(), { format, batchSize: 2, rootKey })) out.push(...b);
+    for await (const b of parseRows(handle.createReadStream(), { format, batchSize: 2, rootKey, maxRecordBytes })) out.push(...b);
   } finally {
     await handle.close();
   }
@@ -52,6 +52,19 @@ describe('file sources', () => {
     expect(await rows('c.ndjson', 'ndjson')).toEqual([{ x: 1 }, { x: 2 }]);
     writeFileSync(join(dir, 'bad.ndjson'), '{"x":1}\nnope\n');
     await expect(rows('bad.ndjson', 'ndjson')).rejects.toThrow(/^line 2 is not JSON/);
+  });
+
+  it('BI_RUN_MAX_RECORD_BYTES: a CSV line, an NDJSON line or a JSON element past the cap fails, naming the cap and not the content', async () => {
+    const big = 's3cr3t'.repeat(100);
+    writeFileSync(join(dir, 'big.csv'), `id,note\n1,short\n2,${big}\n`);
+    writeFileSync(join(dir, 'big.ndjson'), `{"id":1}\n{"id":"${big}"}\n`);
+    writeFileSync(join(dir, 'big.json'), `{"data":[{"id":1},{"id":"${big}"}]}`);
+    await expect(rows('big.csv', 'csv', undefined, 256)).rejects.toThrow(/^record on line \d+ larger than BI_RUN_MAX_RECORD_BYTES \(256 bytes\)$/);
+    await expect(rows('big.ndjson', 'ndjson', undefined, 256)).rejects.toThrow('record on line 2 larger than BI_RUN_MAX_RECORD_BYTES (256 bytes)');
+    await expect(rows('big.json', 'json', 'data', 256)).rejects.toThrow('record at element 2 larger than BI_RUN_MAX_RECORD_BYTES (256 bytes)');
+    expect(await rows('big.csv', 'csv', undefined, 1024)).toHaveLength(2);
+    writeFileSync(join(dir, 'bad.csv'), 'id,note\n1,"s3cr3t"x\n');
+    await expect(rows('bad.csv', 'csv')).rejects.toThrow(/^CSV CSV_\w+ on line 2$/);
   });
 
   it('format from config or extension', () => {
