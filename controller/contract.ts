@@ -136,7 +136,7 @@ export type ReconcileEvent = PhaseEvent | StepEvent | PruneBlockedEvent | Rollou
 export interface PlanEntry {
   key: string;
   path: string | null;
-  action: 'create' | 'update' | 'unchanged' | 'prune' | 'invalid';
+  action: 'create' | 'update' | 'unchanged' | 'prune' | 'invalid' | 'delete' | 'orphaned';
   problems?: Problem[];
 }
 

@@ -4,6 +4,10 @@ import { AuthService, authSettingsOf, type AuthSettings } from './auth/service.t
 import { realScheduler, systemClock, type Scheduler } from './clock.ts';
 import type { Config } from './config.ts';
 import { ClientSetGenerator } from './kinds/clientset/generator.ts';
+import { ClientSetReads, clientSetTenantCounts } from './kinds/clientset/reads.ts';
+import { previewClientSet } from './kinds/clientset/preview.ts';
+import type { ClientSetSpec } from './kinds/clientset/types.ts';
+import { parseManifest } from './manifest/loader.ts';
 import { defaultAppliers } from './kinds/index.ts';
 import { silentLogger, type Logger } from './log.ts';
 import { SchemaRegistry } from './manifest/validator.ts';
@@ -20,7 +24,7 @@ import { DirectorySource } from './sources/directory.ts';
 import { GitSource } from './sources/git.ts';
 import { notingOwnWrites } from './sources/own-writes.ts';
 import { openStore, type Store } from './store/db.ts';
-import type { Applier, Clock, ManifestSource, ManifestWriter } from './types.ts';
+import type { Applier, Clock, Manifest, ManifestSource, ManifestWriter } from './types.ts';
 import { ManifestSubmitter } from './usecases/submit.ts';
 import { Authorizer } from './authz/index.ts';
 import { RegistrySearch } from './kinds/client/search.ts';
@@ -172,7 +176,12 @@ export class Runtime {
       egress: new NetworkEgressPolicy({ listen: { host: opts.config.host, port: opts.config.port } }),
       onAttempt: (d, result) => this.metrics.notifications.inc({ notifier: d.notifier, event: d.event, result }),
     });
-    this.metrics = new ControllerMetrics({ db: this.db, queue: () => this.reconciler.queueStats, notificationDepth: () => this.notifications.depth });
+    this.metrics = new ControllerMetrics({
+      db: this.db,
+      queue: () => this.reconciler.queueStats,
+      notificationDepth: () => this.notifications.depth,
+      clientSetTenants: () => clientSetTenantCounts(new ClientSetReads({ store: this.clientSets.store, status: this.reconciler.status })),
+    });
     // Registered first, so it runs last at shutdown: deliveries in flight finish before the store closes.
     // A receiver that hangs delays the stop by 2 s at most (its attempt's own timeout is 10 s).
     this.onShutdown(async () => {
@@ -282,7 +291,28 @@ export class Runtime {
 
   /** What a sync would change (bictl diff), changing nothing. */
   async plan(): Promise<PlanEntry[]> {
-    return this.reconciler.plan(await this.source.snapshot());
+    const plan = await this.reconciler.plan(await this.source.snapshot());
+    // A ClientSet: one entry per tenant, from the preview (the reconciler's dry run).
+    const tenants = plan.flatMap((entry) => {
+      if (!entry.key.startsWith('ClientSet/') || entry.action === 'invalid' || !entry.path) return [];
+      const file = this.source.read(entry.path);
+      const parsed = file && 'bytes' in file ? parseManifest(entry.path, file.bytes, this.schemas) : undefined;
+      if (!parsed?.ok) return [];
+      const preview = previewClientSet(parsed.manifest as Manifest<ClientSetSpec>, {
+        store: this.clientSets.store,
+        schemas: this.schemas,
+        read: (p) => this.source.read(p),
+        fileOf: (key) => this.reconciler.fileOf(key),
+        dryRun: (objects) => this.reconciler.dryRun(objects),
+      });
+      return preview.tenants.map((x) => ({
+        key: `${entry.key}#${x.input}`,
+        path: entry.path,
+        action: x.action,
+        ...(x.problems ? { problems: x.problems.map((message) => ({ path: '', message })) } : {}),
+      }));
+    });
+    return [...plan, ...tenants];
   }
 
   /** A pipeline run finished: the run lifecycle calls this once per run (metrics and notifications). */

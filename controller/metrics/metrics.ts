@@ -15,6 +15,8 @@ export interface ControllerMetricsOptions {
   queue: () => QueueStats;
   /** Notifications waiting for delivery. */
   notificationDepth?: () => number;
+  /** Tenants of each ClientSet per state (read at scrape time). */
+  clientSetTenants?: () => { set: string; state: string; n: number }[];
   /** Clients named as a `client` label at most (the failing ones first); the rest are summed as `_other`. */
   maxClientLabels?: number;
 }
@@ -92,6 +94,16 @@ export class ControllerMetrics implements RunMetrics {
         const rows = this.#failingClients.all() as { client: string; n: number }[];
         rows.slice(0, this.#maxClients).forEach((r) => failing.set({ client: r.client }, 1));
         if (rows.length > this.#maxClients) failing.set({ client: '_other' }, rows.length - this.#maxClients);
+      },
+    });
+    const clientSets = new Gauge({
+      name: 'bi_clientset_tenants',
+      help: 'Tenants of each ClientSet by state (Synced, Pending, Failed, Invalid, orphaned, OFFBOARDED).',
+      labelNames: ['set', 'state'] as const,
+      registers: [this.registry],
+      collect: () => {
+        clientSets.reset();
+        for (const r of opts.clientSetTenants?.() ?? []) clientSets.set({ set: r.set, state: r.state }, r.n);
       },
     });
     const gauge = (name: string, help: string, read: () => number) =>

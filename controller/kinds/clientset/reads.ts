@@ -90,3 +90,13 @@ export class ClientSetReads {
     return { ...base, state: !waiting && own.every((r) => r?.phase === 'Synced') ? 'Synced' : 'Pending' };
   }
 }
+
+/** Tenants per set and state (the metric `bi_clientset_tenants{set,state}`). */
+export function clientSetTenantCounts(reads: ClientSetReads): { set: string; state: string; n: number }[] {
+  const out: { set: string; state: string; n: number }[] = [];
+  for (const name of reads.names()) {
+    const set = reads.read(name);
+    if (set) for (const [state, n] of Object.entries(reads.states(set))) out.push({ set: name, state, n });
+  }
+  return out;
+}

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loginAs } from '../../helpers/auth.ts';
+import { scrape } from '../../helpers/metrics.ts';
 import { makeTestApp, type TestApp } from '../../helpers/runtime.ts';
 import { connectionSet, CORE_MODEL, inputs, tenants, tenantSet } from '../../controller/kinds/clientset/fixtures.ts';
 import type { ReconcileEvent } from '../../../controller/reconciler/types.ts';
@@ -65,6 +66,12 @@ describe('ClientSet API', () => {
     expect(acme).toMatchObject({ phase: 'Synced', generatedBy: 'ClientSet/retail', inputId: 'ACME', path: 'sets/retail.yaml' });
     expect((await t.app.inject({ url: '/v1/reconciler/clientsets/nope', headers: admin })).json()).toEqual({ success: false, error: 'ClientSet nope not found' });
     expect((await t.app.inject({ url: '/v1/reconciler/clientsets', headers: member })).statusCode).toBe(403);
+    const metrics = await scrape(t.app);
+    const family = metrics.families.find((f) => f.name === 'bi_clientset_tenants');
+    expect(family?.metrics).toEqual([
+      { labels: { set: 'retail', state: 'Synced' }, value: '2' },
+      { labels: { set: 'retail', state: 'Invalid' }, value: '1' },
+    ]);
   });
 
   it('POST /v1/reconciler/clientsets/preview: per-tenant actions with field changes, through the dry run; nothing written', async () => {

@@ -48,6 +48,8 @@ describe('reconciler routes (directory mode)', () => {
           lastAppliedRevision: null,
           lastAttemptedRevision: null,
           lastTransitionAt: at,
+          generatedBy: null,
+          inputId: null,
         },
         {
           key: 'Connection/wh',
@@ -63,6 +65,8 @@ describe('reconciler routes (directory mode)', () => {
           lastAppliedRevision: null,
           lastAttemptedRevision: null,
           lastTransitionAt: at,
+          generatedBy: null,
+          inputId: null,
         },
         {
           key: 'CoreModel/retail',
@@ -78,6 +82,8 @@ describe('reconciler routes (directory mode)', () => {
           lastAppliedRevision: null,
           lastAttemptedRevision: null,
           lastTransitionAt: at,
+          generatedBy: null,
+          inputId: null,
         },
       ],
     });
@@ -99,7 +105,7 @@ describe('reconciler routes (directory mode)', () => {
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({
       success: false,
-      error: 'kind must be one of CoreModel, Connection, Notifier, Client, Dashboard, Pipeline; phase must be one of Pending, Synced, Failed, Invalid, Pruned',
+      error: 'kind must be one of ClientSet, CoreModel, Connection, Notifier, Client, Dashboard, Pipeline; phase must be one of Pending, Synced, Failed, Invalid, Pruned',
     });
   });
 

@@ -23,7 +23,8 @@ describe('bictl', () => {
 
   it('validate passes on the shipped example manifests', async () => {
     const r = await runCli(['validate', 'manifests']);
-    expect(r).toEqual({ code: 0, out: '7 manifest(s) valid', err: '' });
+    // However many examples ship: every one valid (input files such as catalog/*.csv are not manifests).
+    expect(r).toEqual({ code: 0, out: expect.stringMatching(/^\d+ manifest\(s\) valid$/), err: '' });
   });
 
   it('validate exits 1 listing every problem with its file and field path', async () => {

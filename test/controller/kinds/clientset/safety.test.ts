@@ -100,3 +100,21 @@ describe('ClientSet safety rules', () => {
     expect(t.rt.reconciler.listStatus().map((s) => s.key)).toEqual(['ClientSet/retail', 'Connection/acme-wh']);
   });
 });
+
+describe('ClientSet input files and the filesystem boundary', () => {
+  it('an input file that is a symlink leading outside the root is refused and nothing of it is shown', async () => {
+    const { mkdtempSync, symlinkSync, writeFileSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    t = await makeTestRuntime();
+    const outside = mkdtempSync(join(tmpdir(), 'bi-outside-'));
+    writeFileSync(join(outside, 'secret.csv'), 'id,displayName\nTOPSECRET,Top Secret\n');
+    t.write('catalog/placeholder.txt', '');
+    symlinkSync(join(outside, 'secret.csv'), join(t.manifests, 'catalog/retail.csv'));
+    t.write('sets/retail.yaml', connectionSet('retail', { inputsFrom: [{ path: 'catalog/retail.csv' }] }));
+    await t.sync();
+    rmSync(outside, { recursive: true, force: true });
+    expect(setRow('retail')?.reason).toBe('inputs could not be read, nothing changed: spec.inputsFrom[0].path: catalog/retail.csv: not a regular file inside the manifests root');
+    expect(t.rt.reconciler.listStatus().map((s) => s.key)).toEqual(['ClientSet/retail']);
+  });
+});
