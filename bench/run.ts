@@ -17,8 +17,9 @@ import { onboardBench } from './scenarios/onboard.ts';
 import { pipelineBench } from './scenarios/pipeline.ts';
 import { registryBench } from './scenarios/registry.ts';
 import { scaleBench } from './scenarios/scale.ts';
+import { slotsBench } from './scenarios/slots.ts';
 
-const ALL = ['http', 'import', 'onboard', 'scale', 'registry', 'pipeline'] as const;
+const ALL = ['http', 'import', 'onboard', 'scale', 'registry', 'pipeline', 'slots'] as const;
 type Bench = (typeof ALL)[number];
 
 const { values } = parseArgs({
@@ -36,8 +37,8 @@ const modes = (values.modes ?? MODES.join(',')).split(',').map((s) => s.trim()) 
 for (const m of modes) if (!MODES.includes(m as (typeof MODES)[number])) throw new Error(`unknown mode ${m}; one of ${MODES.join(', ')}`);
 const quick = values.quick ?? false;
 const sizes = quick
-  ? { seconds: 2, onboardings: 20, clients: 500, edits: 5, rows: 5_000, pipelineRows: 20_000 }
-  : { seconds: 10, onboardings: 150, clients: 10_000, edits: 30, rows: 100_000, pipelineRows: 1_000_000 };
+  ? { seconds: 2, onboardings: 20, clients: 500, edits: 5, rows: 5_000, pipelineRows: 20_000, runs: 1_000, flood: 10 }
+  : { seconds: 10, onboardings: 150, clients: 10_000, edits: 30, rows: 100_000, pipelineRows: 1_000_000, runs: 10_000, flood: 40 };
 
 const base = join(REPO_ROOT, 'bench', 'tmp');
 const report = new Report();
@@ -51,6 +52,7 @@ const steps: Record<Bench, () => Promise<void>> = {
   scale: () => scaleBench(report, { clients: sizes.clients, edits: sizes.edits, base }),
   registry: () => registryBench(report, { rows: sizes.rows, seconds: sizes.seconds, base }),
   pipeline: () => pipelineBench(report, { rows: sizes.pipelineRows, base }),
+  slots: () => slotsBench(report, { runs: sizes.runs, flood: sizes.flood, base }),
 };
 
 let failed = false;
