@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import proxyAddr from '@fastify/proxy-addr';
+import { DEFAULT_SCHEDULE_MIN_INTERVAL_MS } from './kinds/pipeline/schedule.ts';
 
 const compileTrust = (proxies: readonly string[]) => proxyAddr.compile([...proxies]);
 
@@ -130,7 +131,6 @@ function positiveMs(name: string, v: string | undefined, fallback: number): numb
   return ms;
 }
 
-export const DEFAULT_SCHEDULE_MIN_INTERVAL_MS = 60_000;
 export const DEFAULT_RUN_RETENTION_MS = 30 * 86_400_000;
 
 /** BI_SCHEDULE_MIN_INTERVAL (also read by `bictl validate`, which needs no other setting). */
