@@ -1,6 +1,7 @@
 // Fair slots and run retention (DESIGN round 3), in-process: the run store, the retention sweep
 // and the in-process dispatcher with an engine whose runs take a fixed time.
 import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../controller/config.ts';
 import { silentLogger } from '../../controller/log.ts';
@@ -99,9 +100,13 @@ async function storeAfterRuns(
  * The first sweep over a store that never had one (an upgrade): every run past the retention
  * at once, in batches. The longest batch is the longest the sweep holds the event loop.
  */
-async function backlogSweep(path: string, now: number): Promise<{ runs: number; batches: number; totalMs: number; maxBatchMs: number; bytes: number }> {
+async function backlogSweep(
+  path: string,
+  now: number,
+): Promise<{ runs: number; batches: number; totalMs: number; maxBatchMs: number; p50BatchMs: number; bytes: number; loadavg: number }> {
   const db = openStore(path);
   let maxBatchMs = 0;
+  const batchMs: number[] = [];
   let batchStart = performance.now();
   const sweeper = new RunRetention({
     db,
@@ -110,6 +115,7 @@ async function backlogSweep(path: string, now: number): Promise<{ runs: number; 
     log: silentLogger(),
     retentionMs: RETENTION_MS,
     pause: async () => {
+      batchMs.push(performance.now() - batchStart);
       maxBatchMs = Math.max(maxBatchMs, performance.now() - batchStart);
       await new Promise((resolve) => setImmediate(resolve));
       batchStart = performance.now();
@@ -121,7 +127,8 @@ async function backlogSweep(path: string, now: number): Promise<{ runs: number; 
   maxBatchMs = Math.max(maxBatchMs, performance.now() - batchStart);
   const bytes = fileBytes(db, path);
   db.close();
-  return { runs: r.runs, batches: r.batches, totalMs, maxBatchMs, bytes };
+  batchMs.sort((a, b) => a - b);
+  return { runs: r.runs, batches: r.batches, totalMs, maxBatchMs, p50BatchMs: batchMs[batchMs.length >> 1] ?? 0, bytes, loadavg: loadavg()[0] };
 }
 
 /** An engine whose every run takes `ms` of wall time. */
@@ -200,7 +207,14 @@ export async function slotsBench(report: Report, opts: { runs: number; flood: nu
       value: Math.round(backlog.maxBatchMs * 10) / 10,
       unit: 'ms',
       goal: '< 100',
-      detail: { runsDeleted: backlog.runs, batches: backlog.batches, totalMs: Math.round(backlog.totalMs), fileMbAfter: mb(backlog.bytes) },
+      detail: {
+        runsDeleted: backlog.runs,
+        batches: backlog.batches,
+        p50BatchMs: Math.round(backlog.p50BatchMs * 10) / 10,
+        totalMs: Math.round(backlog.totalMs),
+        fileMbAfter: mb(backlog.bytes),
+        loadavg1m: Math.round(backlog.loadavg * 10) / 10,
+      },
     });
     for (const concurrency of [1, 2]) {
       const runMs = 500;

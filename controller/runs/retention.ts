@@ -8,7 +8,7 @@ export const RUNS_KEPT_PER_PIPELINE = 20;
 export const RETENTION_INTERVAL_MS = 3_600_000;
 /** Ended runs looked at per batch; rows deleted per batch (a run, its log lines and rejects: up to 2,001), and runs. */
 const SCAN_BATCH = 500;
-const DELETE_ROWS = 2000;
+const DELETE_ROWS = 1000;
 const DELETE_RUNS = 50;
 
 export interface RunRetentionOptions {

@@ -117,7 +117,7 @@ describe('RunRetention', () => {
     // No pipeline keeps fewer than 20: nothing to delete here (12 runs).
     expect(result.runs).toBe(0);
     const small = await new RunRetention({ db, clock: clock.now, scheduler: scheduler.schedule, log: silentLogger(), retentionMs: DAY, keepPerPipeline: 2, pause: async () => undefined }).sweep();
-    // 10 runs of 2,001 rows each: a batch ends once it reaches 2,000 rows, after one run.
+    // 10 runs of 2,001 rows each: a batch ends once it reaches 1,000 rows, after one run.
     expect(small).toEqual({ runs: 10, logs: 10_000, rejects: 10_000, batches: 10 });
   });
 
