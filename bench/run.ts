@@ -19,8 +19,9 @@ import { pipelineBench } from './scenarios/pipeline.ts';
 import { registryBench } from './scenarios/registry.ts';
 import { scaleBench } from './scenarios/scale.ts';
 import { clientSetBench } from './scenarios/clientset.ts';
+import { slotsBench } from './scenarios/slots.ts';
 
-const ALL = ['http', 'import', 'onboard', 'scale', 'registry', 'pipeline', 'clientset'] as const;
+const ALL = ['http', 'import', 'onboard', 'scale', 'registry', 'pipeline', 'clientset', 'slots'] as const;
 type Bench = (typeof ALL)[number];
 
 const { values } = parseArgs({
@@ -38,8 +39,8 @@ const modes = (values.modes ?? MODES.join(',')).split(',').map((s) => s.trim()) 
 for (const m of modes) if (!MODES.includes(m as (typeof MODES)[number])) throw new Error(`unknown mode ${m}; one of ${MODES.join(', ')}`);
 const quick = values.quick ?? false;
 const sizes = quick
-  ? { seconds: 2, onboardings: 20, clients: 500, edits: 5, rows: 5_000, pipelineRows: 20_000, tenants: 100 }
-  : { seconds: 10, onboardings: 150, clients: 10_000, edits: 30, rows: 100_000, pipelineRows: 1_000_000, tenants: 1_000 };
+  ? { seconds: 2, onboardings: 20, clients: 500, edits: 5, rows: 5_000, pipelineRows: 20_000, tenants: 100, runs: 1_000, flood: 10 }
+  : { seconds: 10, onboardings: 150, clients: 10_000, edits: 30, rows: 100_000, pipelineRows: 1_000_000, tenants: 1_000, runs: 10_000, flood: 40 };
 
 const base = join(REPO_ROOT, 'bench', 'tmp');
 const report = new Report();
@@ -57,6 +58,7 @@ const steps: Record<Bench, () => Promise<void>> = {
     await apiSourceBench(report, { base, capMiB: quick ? 32 : 256 });
   },
   clientset: () => clientSetBench(report, { tenants: sizes.tenants, base }),
+  slots: () => slotsBench(report, { runs: sizes.runs, flood: sizes.flood, base }),
 };
 
 let failed = false;

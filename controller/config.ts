@@ -1,6 +1,5 @@
 import { resolve } from 'node:path';
 import proxyAddr from '@fastify/proxy-addr';
-import { DEFAULT_SOURCE_LIMITS } from './runs/engine/sources/limits.ts';
 
 const compileTrust = (proxies: readonly string[]) => proxyAddr.compile([...proxies]);
 
@@ -208,8 +207,11 @@ function positiveMs(name: string, v: string | undefined, fallback: number): numb
   return ms;
 }
 
-export const DEFAULT_SCHEDULE_MIN_INTERVAL_MS = 60_000;
 export const DEFAULT_RUN_RETENTION_MS = 30 * 86_400_000;
+/** BI_SCHEDULE_MIN_INTERVAL's default: a schedule fires at most once a minute. */
+export const DEFAULT_SCHEDULE_MIN_INTERVAL_MS = 60_000;
+/** BI_RUN_MAX_RESPONSE_BYTES and BI_RUN_MAX_RECORD_BYTES defaults. */
+export const DEFAULT_SOURCE_LIMITS = { maxResponseBytes: 256 * 1024 * 1024, maxRecordBytes: 1024 * 1024 } as const;
 
 /** BI_SCHEDULE_MIN_INTERVAL (also read by `bictl validate`, which needs no other setting). */
 export function scheduleMinInterval(env: NodeJS.ProcessEnv = process.env): number {

@@ -6,9 +6,10 @@ import type { Clock } from '../types.ts';
 /** Runs of each pipeline kept whatever their age (DESIGN: the last 20). */
 export const RUNS_KEPT_PER_PIPELINE = 20;
 export const RETENTION_INTERVAL_MS = 3_600_000;
-/** Ended runs looked at per batch, and deleted per batch (with their logs and rejects, ≤ 1,000 each). */
+/** Ended runs looked at per batch; rows deleted per batch (a run, its log lines and rejects: up to 2,001), and runs. */
 const SCAN_BATCH = 500;
-const DELETE_BATCH = 50;
+const DELETE_ROWS = 1000;
+const DELETE_RUNS = 50;
 
 export interface RunRetentionOptions {
   db: Store;
@@ -36,6 +37,8 @@ interface Candidate {
   pipeline_id: string;
   stamp: number;
   finished_at: string;
+  log_lines: number;
+  rejects_kept: number;
 }
 
 const immediate = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -101,7 +104,7 @@ export class RunRetention {
     const pause = this.#o.pause ?? immediate;
     const cutoff = new Date(this.#o.clock().getTime() - this.#o.retentionMs).toISOString();
     const scan = db.prepare(
-      `SELECT run_id, pipeline_id, stamp, finished_at FROM pipeline_runs
+      `SELECT run_id, pipeline_id, stamp, finished_at, log_lines, rejects_kept FROM pipeline_runs
        WHERE finished_at IS NOT NULL AND finished_at < @cutoff AND (finished_at, stamp) > (@at, @stamp)
        ORDER BY finished_at, stamp LIMIT @limit`,
     );
@@ -115,6 +118,7 @@ export class RunRetention {
       // The oldest stamp still among each pipeline's last `keep` (looked up once per batch).
       const kept = new Map<string, number>();
       const doomed: string[] = [];
+      let rows = 0;
       const candidates = scan.all({ cutoff, at: cursor.at, stamp: cursor.stamp, limit: SCAN_BATCH }) as Candidate[];
       for (const c of candidates) {
         cursor = { at: c.finished_at, stamp: c.stamp };
@@ -122,8 +126,11 @@ export class RunRetention {
           const row = keptFrom.get(c.pipeline_id, this.#keep - 1) as { stamp: number } | undefined;
           kept.set(c.pipeline_id, row ? row.stamp : Number.NEGATIVE_INFINITY);
         }
-        if (c.stamp < (kept.get(c.pipeline_id) as number)) doomed.push(c.run_id);
-        if (doomed.length >= DELETE_BATCH) break;
+        if (c.stamp < (kept.get(c.pipeline_id) as number)) {
+          doomed.push(c.run_id);
+          rows += 1 + c.log_lines + c.rejects_kept;
+        }
+        if (doomed.length >= DELETE_RUNS || rows >= DELETE_ROWS) break;
       }
       if (doomed.length) {
         db.transaction(() => {

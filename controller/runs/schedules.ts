@@ -1,11 +1,10 @@
 import type { Store } from '../store/db.ts';
 import type { Cancel, Scheduler } from '../clock.ts';
 import { fromJson } from '../kinds/json.ts';
-import { nextRunAt } from '../kinds/pipeline/schedule.ts';
+import { DEFAULT_SCHEDULE_MIN_INTERVAL_MS, nextRunAt } from '../kinds/pipeline/schedule.ts';
 import type { PipelineSchedule } from '../kinds/pipeline/types.ts';
 import type { Logger } from '../log.ts';
 import type { Clock } from '../types.ts';
-import { DEFAULT_SCHEDULE_MIN_INTERVAL_MS } from '../config.ts';
 import type { RunDispatcher } from './dispatcher.ts';
 import { ActiveRunError } from './store.ts';
 import { ClientHeldError } from '../authz/holds.ts';

@@ -15,6 +15,9 @@ function cron(): typeof Parser {
   return cronLibrary().CronExpressionParser;
 }
 
+/** BI_SCHEDULE_MIN_INTERVAL's default: a schedule fires at most once a minute (DESIGN round 3, fair slots). */
+export { DEFAULT_SCHEDULE_MIN_INTERVAL_MS } from '../../config.ts';
+
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const FIXED_PERIODS: Record<string, number> = { hourly: HOUR, daily: DAY, weekly: 7 * DAY };

@@ -2,8 +2,7 @@ import { formatProblem } from '../../errors.ts';
 import type { SchemaRegistry } from '../../manifest/validator.ts';
 import { fieldPath, isPlainObject } from '../../objects.ts';
 import type { Problem } from '../../types.ts';
-import { DEFAULT_SCHEDULE_MIN_INTERVAL_MS } from '../../config.ts';
-import { cronProblem, formatInterval, scheduleGapBelow } from './schedule.ts';
+import { cronProblem, DEFAULT_SCHEDULE_MIN_INTERVAL_MS, formatInterval, scheduleGapBelow } from './schedule.ts';
 import type { PipelineSpec } from './types.ts';
 
 /** The spec's exact text for a pipeline without a name (spec 7); always listed first. */

@@ -101,6 +101,26 @@ describe('RunRetention', () => {
     expect(pauses).toBeGreaterThanOrEqual(5);
   });
 
+  it('bounds a batch by rows too: runs with many log lines and rejects go fewer at a time', async () => {
+    for (let i = 0; i < 12; i++) {
+      const run = store.create({ pipelineId: 'DP-BIG', trigger: 'api', actor: null, owner: 'h:1', steps: [step] });
+      const at = clock.now().toISOString();
+      store.record(run.runId, {
+        logs: Array.from({ length: 1000 }, (_, k) => ({ at, level: 'info' as const, message: `line ${k}` })),
+        rejects: Array.from({ length: 1000 }, (_, k) => ({ step: 'step-1-1', row: { k }, reasons: ['bad'] })),
+      });
+      store.finish(run.runId, { status: 'failed', rowsRead: 0, rowsWritten: 0, rowsRejected: 1000, error: 'x', steps: [step] });
+      clock.advance(DAY);
+    }
+    clock.advance(60 * DAY);
+    const result = await retention().sweep();
+    // No pipeline keeps fewer than 20: nothing to delete here (12 runs).
+    expect(result.runs).toBe(0);
+    const small = await new RunRetention({ db, clock: clock.now, scheduler: scheduler.schedule, log: silentLogger(), retentionMs: DAY, keepPerPipeline: 2, pause: async () => undefined }).sweep();
+    // 10 runs of 2,001 rows each: a batch ends once it reaches 1,000 rows, after one run.
+    expect(small).toEqual({ runs: 10, logs: 10_000, rejects: 10_000, batches: 10 });
+  });
+
   it('sweeps at start, then every hour, on the injected timer', async () => {
     const a = runs('DP-A', 25); // days 0..24, now day 25
     clock.advance(30 * DAY); // day 55: the cutoff is day 25: 5 runs past the last 20 are old

@@ -1,3 +1,4 @@
+import { DEFAULT_SOURCE_LIMITS as DEFAULTS } from '../../../config.ts';
 import type { Readable } from 'node:stream';
 
 /** What one source may hold: one response (api, s3) and one record (CSV line, NDJSON line, JSON array element). */
@@ -8,7 +9,7 @@ export interface SourceLimits {
   maxRecordBytes: number;
 }
 
-export const DEFAULT_SOURCE_LIMITS: SourceLimits = { maxResponseBytes: 256 * 1024 * 1024, maxRecordBytes: 1024 * 1024 };
+export const DEFAULT_SOURCE_LIMITS: SourceLimits = DEFAULTS;
 
 /** A source went past one of its limits: the step fails with this message. */
 export class SourceLimitError extends Error {}
