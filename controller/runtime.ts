@@ -151,7 +151,7 @@ export class Runtime {
       egress: new NetworkEgressPolicy({ listen: { host: opts.config.host, port: opts.config.port } }),
       onAttempt: (d, result) => this.metrics.notifications.inc({ notifier: d.notifier, event: d.event, result }),
     });
-    this.metrics = new ControllerMetrics({ db: this.db, queue: () => this.reconciler.queueStats, notificationDepth: () => this.notifications.depth });
+    this.metrics = new ControllerMetrics({ db: this.db, kinds: this.reconciler.kinds, queue: () => this.reconciler.queueStats, notificationDepth: () => this.notifications.depth });
     // Registered first, so it runs last at shutdown: deliveries in flight finish before the store closes.
     // A receiver that hangs delays the stop by 2 s at most (its attempt's own timeout is 10 s).
     this.onShutdown(async () => {
