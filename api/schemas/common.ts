@@ -80,7 +80,7 @@ export interface RouteDoc {
   bodyOptional?: boolean;
   /** The route takes the raw bytes of any media type (no JSON parsing: no 400 or 415 from it). */
   rawBody?: boolean;
-  /** Status → response; the guard's failures, 500 and the body's failures are added. */
+  /** Status → response; the guard's failures, 500, 503 and the body's failures are added. */
   response: Record<number, Json>;
   errors?: ErrorVariant;
 }
@@ -130,6 +130,8 @@ export function route(d: RouteDoc): FastifySchema {
   }
   Object.assign(response, d.response);
   response[500] ??= answer(err, 'Internal server error (details in the log)');
+  // Any route may write the store (a session, a key's last use): a full disk or a busy store is "not done, retry".
+  response[503] ??= answer(err, 'The store or the disk cannot take writes now (full, busy); nothing was done, retry later');
   return {
     operationId: d.operationId,
     summary: d.summary,
