@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import { machine, Report } from './lib/report.ts';
 import { REPO_ROOT } from './lib/server-process.ts';
 import type { Mode } from './lib/setup.ts';
+import { bigBodiesBench } from './scenarios/big-bodies.ts';
 import { httpFloor } from './scenarios/http-floor.ts';
 import { importBench } from './scenarios/import.ts';
 import { onboardBench } from './scenarios/onboard.ts';
@@ -18,7 +19,7 @@ import { pipelineBench } from './scenarios/pipeline.ts';
 import { registryBench } from './scenarios/registry.ts';
 import { scaleBench } from './scenarios/scale.ts';
 
-const ALL = ['http', 'import', 'onboard', 'scale', 'registry', 'pipeline'] as const;
+const ALL = ['http', 'import', 'onboard', 'scale', 'registry', 'pipeline', 'bodies'] as const;
 type Bench = (typeof ALL)[number];
 
 const { values } = parseArgs({
@@ -51,6 +52,7 @@ const steps: Record<Bench, () => Promise<void>> = {
   scale: () => scaleBench(report, { clients: sizes.clients, edits: sizes.edits, base }),
   registry: () => registryBench(report, { rows: sizes.rows, seconds: sizes.seconds, base }),
   pipeline: () => pipelineBench(report, { rows: sizes.pipelineRows, base }),
+  bodies: () => bigBodiesBench(report, { seconds: sizes.seconds, base }),
 };
 
 let failed = false;
