@@ -7,6 +7,7 @@ import { trustFunction, type ServerTimeouts, type TrustProxy } from '../controll
 import type { Logger } from '../controller/log.ts';
 import type { Runtime } from '../controller/runtime.ts';
 import { ValidationError } from '../controller/errors.ts';
+import { MAX_BODY_CONTAINERS, MAX_BODY_VALUES, registerBodyShapeCheck } from './body-shape.ts';
 import { errorHandler, notFoundHandler } from './errors.ts';
 import { swaggerOptions } from './openapi/document.ts';
 import { responseSerializer } from './openapi/serializer.ts';
@@ -89,6 +90,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
+  // Big bodies are cheap: objects and arrays counted (and depth measured) on the text, before JSON.parse builds anything.
+  registerBodyShapeCheck(app, { maxContainers: MAX_BODY_CONTAINERS, maxValues: MAX_BODY_VALUES, maxDepth: MAX_BODY_DEPTH });
   // JSON.parse takes any depth, but recursive code after it (structuredClone, ajv, YAML) does
   // not: a body nested thousands deep would end in a stack overflow and a 500.
   app.addHook('preValidation', async (req) => {

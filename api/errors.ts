@@ -3,12 +3,14 @@ import {
   ApplyFailedError,
   ConflictError,
   ForbiddenError,
+  isStorageFault,
   NotFoundError,
   StepError,
   TooLargeError,
   UnauthenticatedError,
   UnavailableError,
   ValidationError,
+  storageFaultMessage,
   type ErrorDetails,
 } from '../controller/errors.ts';
 
@@ -36,6 +38,8 @@ export function statusOf(err: unknown): number {
   if (err instanceof ApplyFailedError) return err.result.reason === 'store' ? 503 : 422;
   if (err instanceof StepError) return 422;
   if (err instanceof UnavailableError) return 503;
+  // A full disk or a busy store (SQLITE_FULL, ENOSPC, EFBIG, …) anywhere, key creation included: not done, retry.
+  if (isStorageFault(err)) return 503;
   const e = err as Partial<FastifyError>;
   if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 600) return e.statusCode;
   return 500;
@@ -74,6 +78,11 @@ export function errorBody(err: unknown, field: ErrorField): Record<string, unkno
 export function errorHandler(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
   const status = statusOf(err);
   const field = req.routeOptions.config?.errorField ?? 'error';
+  if (isStorageFault(err) && !(err instanceof UnavailableError)) {
+    req.log.warn({ err: err.message, code: err.code }, 'storage fault');
+    void reply.status(503).send({ success: false, [field]: storageFaultMessage(err) });
+    return;
+  }
   if (status >= 500 && !(err instanceof UnavailableError) && !(err instanceof ApplyFailedError)) {
     req.log.error({ err: err.message, stack: err.stack }, 'request failed');
     void reply.status(500).send({ success: false, [field]: 'Internal server error' });

@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import { machine, Report } from './lib/report.ts';
 import { REPO_ROOT } from './lib/server-process.ts';
 import type { Mode } from './lib/setup.ts';
+import { bigBodiesBench } from './scenarios/big-bodies.ts';
 import { httpFloor } from './scenarios/http-floor.ts';
 import { importBench } from './scenarios/import.ts';
 import { onboardBench } from './scenarios/onboard.ts';
@@ -21,7 +22,7 @@ import { scaleBench } from './scenarios/scale.ts';
 import { clientSetBench } from './scenarios/clientset.ts';
 import { slotsBench } from './scenarios/slots.ts';
 
-const ALL = ['http', 'import', 'onboard', 'scale', 'registry', 'pipeline', 'clientset', 'slots'] as const;
+const ALL = ['http', 'import', 'onboard', 'scale', 'registry', 'pipeline', 'clientset', 'slots', 'bodies'] as const;
 type Bench = (typeof ALL)[number];
 
 const { values } = parseArgs({
@@ -59,6 +60,7 @@ const steps: Record<Bench, () => Promise<void>> = {
   },
   clientset: () => clientSetBench(report, { tenants: sizes.tenants, base }),
   slots: () => slotsBench(report, { runs: sizes.runs, flood: sizes.flood, base }),
+  bodies: () => bigBodiesBench(report, { seconds: sizes.seconds, base }),
 };
 
 let failed = false;

@@ -88,6 +88,23 @@ export class UnavailableError extends Error {
   }
 }
 
+/**
+ * Error codes of a store or disk that cannot take a write now (full, over its file-size limit,
+ * busy, read-only, failing I/O): the request is not done and may be retried — never a bug (500).
+ */
+const STORAGE_FAULT = /^(ENOSPC|EFBIG|EDQUOT|EROFS|EIO|SQLITE_(FULL|BUSY|LOCKED|READONLY|IOERR|CANTOPEN)(_\w+)?)$/;
+
+/** Whether `err` is a store or disk that cannot take a write now (see STORAGE_FAULT). */
+export function isStorageFault(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && STORAGE_FAULT.test(code);
+}
+
+/** The text answered for a storage fault: what happened, and that nothing is owed but a retry. */
+export function storageFaultMessage(err: unknown): string {
+  return `The store cannot take writes now (${boundMessage((err as Error).message)}); retry later`;
+}
+
 export function formatProblem(p: Problem): string {
   const where = p.line === undefined ? '' : p.column === undefined ? ` (line ${p.line})` : ` (line ${p.line}, column ${p.column})`;
   if (!p.path) return `${p.message}${where}`;

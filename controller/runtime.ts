@@ -178,6 +178,7 @@ export class Runtime {
     });
     this.metrics = new ControllerMetrics({
       db: this.db,
+      kinds: this.reconciler.kinds,
       queue: () => this.reconciler.queueStats,
       notificationDepth: () => this.notifications.depth,
       clientSetTenants: () => clientSetTenantCounts(new ClientSetReads({ store: this.clientSets.store, status: this.reconciler.status })),

@@ -80,7 +80,7 @@ export interface RouteDoc {
   bodyOptional?: boolean;
   /** The route takes the raw bytes of any media type (no JSON parsing: no 400 or 415 from it). */
   rawBody?: boolean;
-  /** Status → response; the guard's failures, 500 and the body's failures are added. */
+  /** Status → response; the guard's failures, 500, 503 and the body's failures are added. */
   response: Record<number, Json>;
   errors?: ErrorVariant;
 }
@@ -134,6 +134,8 @@ export function route(d: RouteDoc): FastifySchema {
   if (d.auth === 'apiKey') response[403] ??= answer(err, held);
   else if (d.auth !== 'none' && err === 'MessageError' && response[403]) response[403] = oneOf(['ErrorBody', 'MessageError'], `${String(response[403].description)}; or ${held}`);
   response[500] ??= answer(err, 'Internal server error (details in the log)');
+  // Any route may write the store (a session, a key's last use): a full disk or a busy store is "not done, retry".
+  response[503] ??= answer(err, 'The store or the disk cannot take writes now (full, busy); nothing was done, retry later');
   return {
     operationId: d.operationId,
     summary: d.summary,

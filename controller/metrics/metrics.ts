@@ -19,7 +19,12 @@ export interface ControllerMetricsOptions {
   clientSetTenants?: () => { set: string; state: string; n: number }[];
   /** Clients named as a `client` label at most (the failing ones first); the rest are summed as `_other`. */
   maxClientLabels?: number;
+  /** The kinds an applier is registered for: the only values of a `kind` label (any other is `invalid`). */
+  kinds?: readonly string[];
 }
+
+/** The `kind` label of anything that is not a registered kind (a junk file's `kind: Whatever`). */
+export const INVALID_KIND = 'invalid';
 
 /** Why an API key, a login or a session was refused: a closed set, so the label stays bounded. */
 export type AuthRefusal =
@@ -41,6 +46,7 @@ export class ControllerMetrics implements RunMetrics {
   readonly #objects: Statement;
   readonly #failingClients: Statement;
   readonly #maxClients: number;
+  readonly #kinds: ReadonlySet<string> | undefined;
   #defaults = false;
 
   readonly reconcileDuration = this.#histogram('bi_reconcile_duration_seconds', 'Time to reconcile one object (validate, apply in one transaction, record), by kind and result.', ['kind', 'result'], SECONDS);
@@ -69,6 +75,7 @@ export class ControllerMetrics implements RunMetrics {
 
   constructor(opts: ControllerMetricsOptions) {
     this.#maxClients = opts.maxClientLabels ?? 50;
+    this.#kinds = opts.kinds ? new Set(opts.kinds) : undefined;
     this.#objects = opts.db.prepare('SELECT kind, phase, COUNT(*) AS n FROM manifests GROUP BY kind, phase');
     // A Client object's name is its clientId; its dashboards and pipelines fail under their own kinds.
     this.#failingClients = opts.db.prepare(
@@ -81,7 +88,7 @@ export class ControllerMetrics implements RunMetrics {
       registers: [this.registry],
       collect: () => {
         objects.reset();
-        for (const r of this.#objects.all() as { kind: string; phase: string; n: number }[]) objects.set({ kind: r.kind, phase: r.phase }, r.n);
+        for (const r of this.#objects.all() as { kind: string; phase: string; n: number }[]) objects.inc({ kind: this.kindLabel(r.kind), phase: r.phase }, r.n);
       },
     });
     const failing = new Gauge({
@@ -121,11 +128,16 @@ export class ControllerMetrics implements RunMetrics {
     gauge('bi_notification_queue_depth', 'Notifications waiting for delivery (first try or a retry).', () => opts.notificationDepth?.() ?? 0);
   }
 
+  /** A kind as a label: a registered kind, or `invalid` (labels take fixed values only: 500 junk files are one series). */
+  kindLabel(kind: string): string {
+    return !this.#kinds || this.#kinds.has(kind) ? kind : INVALID_KIND;
+  }
+
   /** A reconciler event: phase results feed the duration histogram and the result counter. */
   observeReconcile(e: ReconcileEvent): void {
-    if (e.type === 'prune-blocked') this.pruneBlocked.inc({ kind: e.kind });
+    if (e.type === 'prune-blocked') this.pruneBlocked.inc({ kind: this.kindLabel(e.kind) });
     if (e.type !== 'phase') return;
-    const labels = { kind: e.kind, result: e.phase.toLowerCase() };
+    const labels = { kind: this.kindLabel(e.kind), result: e.phase.toLowerCase() };
     this.reconcileTotal.inc(labels);
     if (e.durationMs !== undefined) this.reconcileDuration.observe(labels, e.durationMs / 1000);
   }

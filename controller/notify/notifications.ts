@@ -43,7 +43,8 @@ export class Notifications {
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #client: Statement;
-  readonly #facadeClient: Statement;
+  /** The owning client of a kind's objects by manifest key: a `clients` filter matches every object a client owns. */
+  readonly #ownerOf: Record<string, Statement>;
 
   constructor(opts: NotificationsOptions) {
     this.store = new NotifierStore(opts.db);
@@ -51,7 +52,11 @@ export class Notifications {
     this.#clock = opts.clock;
     this.#log = opts.log;
     this.#client = opts.db.prepare('SELECT client_id FROM clients WHERE manifest_key = ?').pluck();
-    this.#facadeClient = opts.db.prepare('SELECT client_id FROM facades WHERE manifest_key = ? AND client_id IS NOT NULL LIMIT 1').pluck();
+    this.#ownerOf = {
+      Dashboard: opts.db.prepare('SELECT COALESCE(owner_client_id, client_id) FROM facades WHERE manifest_key = ? AND COALESCE(owner_client_id, client_id) IS NOT NULL LIMIT 1').pluck(),
+      Pipeline: opts.db.prepare('SELECT owner_client_id FROM pipelines WHERE manifest_key = ? AND owner_client_id IS NOT NULL LIMIT 1').pluck(),
+      Connection: opts.db.prepare('SELECT owner_client_id FROM connections WHERE manifest_key = ? AND owner_client_id IS NOT NULL LIMIT 1').pluck(),
+    };
     this.#queue = new DeliveryQueue({
       scheduler: opts.scheduler,
       random: opts.random,
@@ -115,7 +120,7 @@ export class Notifications {
     const key = `${kind}/${name}`;
     try {
       if (kind === 'Client') return (this.#client.get(key) as string | undefined) ?? name;
-      if (kind === 'Dashboard') return this.#facadeClient.get(key) as string | undefined;
+      return this.#ownerOf[kind]?.get(key) as string | undefined;
     } catch {
       // The store is failing; the notification goes out without its client.
     }

@@ -65,7 +65,13 @@ export class ManifestSubmitter {
         { revision: written?.revision, author: req.caller.userId },
         structuredClone(document),
       );
-      if (result.reason === 'store') throw new UnavailableError(result.message);
+      if (result.reason === 'store') {
+        // 503 means not done: the file goes again before the answer, so nothing applies it later
+        // and the caller's retry is the one write. (An update of an existing file stays: applying
+        // it later is the same update, no duplicate.)
+        if (req.withdrawOnFailure !== false) await this.#withdrawQuietly(req);
+        throw new UnavailableError(result.message);
+      }
       if (result.phase !== 'Synced' && req.withdrawOnFailure !== false) {
         await this.#withdraw(req.relPath, req.caller, `withdraw ${req.manifest.kind} ${req.manifest.metadata.name}: ${firstLine(result.message)}`);
       }
@@ -81,6 +87,17 @@ export class ManifestSubmitter {
   async #withdraw(relPath: string, caller: Principal, message: string): Promise<void> {
     await this.#o.writer.remove(relPath, this.#writeOpts(caller, message));
     await this.#o.reconciler.reconcileRemoved(relPath);
+  }
+
+  /** Withdraws a write the store could not take; a store still failing leaves nothing to prune (it never applied). */
+  async #withdrawQuietly(req: SubmitRequest): Promise<void> {
+    const message = `withdraw ${req.manifest.kind} ${req.manifest.metadata.name}: the store cannot take writes now`;
+    await this.#o.writer.remove(req.relPath, this.#writeOpts(req.caller, message));
+    try {
+      await this.#o.reconciler.reconcileRemoved(req.relPath);
+    } catch {
+      /* the store is failing: the key was never applied, and its desired state is gone with the file */
+    }
   }
 
   #writeOpts(caller: Principal, message: string) {

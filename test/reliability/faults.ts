@@ -84,12 +84,17 @@ export function faultScenarios(): void {
           s.skip(`prlimit is not available: ${(err as Error).message.split('\n')[0]}`);
         }
         let failure;
+        let key;
         try {
           failure = await expectCleanFailure(ctx, 'fulldisk-1');
+          // A write to SQLite alone (key creation): 503, never a 500.
+          key = await request(`${ctx.server.url}/v1/api-keys/${ctx.session.userId}`, { body: { label: 'fulldisk' }, headers: ctx.session.headers });
         } finally {
           execFileSync('prlimit', ['--pid', pid, '--fsize=unlimited:unlimited'], { stdio: 'pipe' });
         }
         expect(failure.status).toBe(503);
+        expect(key.status, key.text).toBe(503);
+        expect(errorText(key)).toMatch(/^The store cannot take writes now \(/);
         const again = await request(`${ctx.server.url}/v1/sdk/import`, { body: dashboardPayload('fulldisk-1'), headers: ctx.keyHeaders });
         expect(again.status, again.text).toBe(201);
         const integrity = queryStore<{ integrity_check: string }>(ctx.server.opts.dbPath, 'PRAGMA integrity_check');
@@ -97,7 +102,7 @@ export function faultScenarios(): void {
       });
     });
 
-    scenario('locked DB (another connection holds the write lock): clear error, then it converges', async (s) => {
+    scenario('locked DB (another connection holds the write lock): 503, the write withdrawn, the retry applies it once', async (s) => {
       await withImportServer(s, 'locked', async (ctx) => {
         const locker = new Database(ctx.server.opts.dbPath);
         locker.pragma('busy_timeout = 0');
@@ -112,9 +117,15 @@ export function faultScenarios(): void {
         // The server waited out its busy timeout, then said so: 503, the reason, and that it retries.
         expect(res.status, res.text).toBe(503);
         expect(errorText(res)).toMatch(/locked|busy/i);
-        // The manifest is written; the reconciler's own retry applies it once the lock is gone,
-        // with no second request from the client.
-        await until(() => queryStore(ctx.server.opts.dbPath, `SELECT 1 FROM facades WHERE name = 'locked-1'`).length === 1, 30_000, 'the retry to apply the import');
+        // 503 means not done: the manifest was withdrawn before the answer, so a sync applies
+        // nothing, and the client's retry is the one write (no duplicate).
+        expect(readdirSync(join(ctx.server.opts.manifestsDir, 'dashboards')).filter((f) => f.includes('locked-1'))).toEqual([]);
+        const sync = await request(`${ctx.server.url}/v1/reconciler/sync`, { body: {}, headers: ctx.session.headers });
+        expect(sync.status, sync.text).toBe(200);
+        expect(queryStore(ctx.server.opts.dbPath, `SELECT 1 FROM facades WHERE name = 'locked-1'`)).toEqual([]);
+        const retry = await request(`${ctx.server.url}/v1/sdk/import`, { body: dashboardPayload('locked-1'), headers: ctx.keyHeaders });
+        expect(retry.status, retry.text).toBe(201);
+        expect(queryStore(ctx.server.opts.dbPath, `SELECT 1 FROM facades WHERE name = 'locked-1'`)).toHaveLength(1);
         expect(queryStore(ctx.server.opts.dbPath, `SELECT phase FROM manifests WHERE key LIKE 'Dashboard/locked-1%'`)).toEqual([{ phase: 'Synced' }]);
         expect(queryStore(ctx.server.opts.dbPath, 'PRAGMA integrity_check')).toEqual([{ integrity_check: 'ok' }]);
       });

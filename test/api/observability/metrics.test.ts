@@ -92,6 +92,21 @@ describe('GET /metrics', () => {
     expect(value(m, 'bi_workqueue_longest_running_seconds')).toBe(0);
   });
 
+  it('labels take fixed values only: files of unknown kinds are kind="invalid", however many there are', async () => {
+    t = await makeTestApp();
+    for (let i = 0; i < 40; i++) t.write(`junk/j${i}.yaml`, manifest(`Junk${i}`, `j${i}`, {}));
+    t.write('junk/nokind.yaml', 'apiVersion: bi.controller/v1\nmetadata: {name: x}\n');
+    t.write('core.yaml', manifest('CoreModel', 'retail', { name: 'Retail' }));
+    await t.sync();
+    const m = await scrape(t.app);
+    expect(m.text).not.toMatch(/Junk/);
+    const kinds = new Set(allLabels(m).flatMap((l) => (l.kind === undefined ? [] : [l.kind])));
+    expect([...kinds].sort()).toEqual(['CoreModel', 'invalid']);
+    expect(value(m, 'bi_objects', { kind: 'invalid', phase: 'Invalid' })).toBe(41);
+    expect(value(m, 'bi_reconcile_total', { kind: 'invalid', result: 'invalid' })).toBe(41);
+    expect(value(m, 'bi_objects', { kind: 'CoreModel', phase: 'Synced' })).toBe(1);
+  });
+
   it('observes finished pipeline runs through RunMetrics', async () => {
     t = await makeTestApp();
     t.rt.metrics.observe({ runId: 'R1', pipelineId: 'P2026A00001', status: 'succeeded', durationMs: 2500, rowsRead: 100, rowsWritten: 90, rowsRejected: 10, error: null });

@@ -129,6 +129,43 @@ describe('Notifications', () => {
     expect(events('/acme')).toEqual(['client.onboarded', 'client.failed']);
   });
 
+  it("a clients filter matches every object the client owns: its connections, pipelines and dashboards", async () => {
+    notifier('acme', { type: 'webhook', url: `${rx.url}/acme`, clients: ['ACME'], events: ['object.failed', 'object.recovered'] });
+    notifier('other', { type: 'webhook', url: `${rx.url}/other`, clients: ['OTHER'] });
+    t.write('clients/ACME.yaml', clientManifest(onboardingPackage('ACME')));
+    const wh = (spec: Record<string, unknown> = {}) => manifest('Connection', 'acme-wh', { connectionId: 'D2026A00010', name: 'ACME warehouse', owner: 'ACME', ...spec });
+    const pipeline = (spec: Record<string, unknown> = {}) =>
+      manifest('Pipeline', 'acme-orders', { name: 'Orders', source: { connectionId: 'D2026A00010', type: 'database' }, destination: { connectionId: 'D2026A00010' }, steps: [{ type: 'load', config: { tableName: 't' } }], ...spec });
+    const dash = (spec: Record<string, unknown> = {}) => manifest('Dashboard', 'acme-sales', { name: 'Sales', dataSource: { dbId: 'D2026A00010' }, charts: [{ type: 'kpi', measures: ['rev'], dimensions: [] }], ...spec });
+    t.write('connections/acme-wh.yaml', wh());
+    t.write('pipelines/acme-orders.yaml', pipeline());
+    t.write('dashboards/acme-sales.yaml', dash());
+    await t.sync();
+    expect(['Connection/acme-wh', 'Pipeline/acme-orders', 'Dashboard/acme-sales'].map((k) => t.rt.reconciler.status.get(k)?.phase)).toEqual(['Synced', 'Synced', 'Synced']);
+    // Each object breaks (invalid), then is fixed.
+    t.write('connections/acme-wh.yaml', wh({ name: 42 }));
+    t.write('pipelines/acme-orders.yaml', pipeline({ name: 42 }));
+    t.write('dashboards/acme-sales.yaml', dash({ name: 42 }));
+    await t.sync();
+    t.write('connections/acme-wh.yaml', wh());
+    t.write('pipelines/acme-orders.yaml', pipeline());
+    t.write('dashboards/acme-sales.yaml', dash());
+    await t.sync();
+    await settle();
+    const got = rx.received.filter((r) => r.path === '/acme').map((r) => `${r.body.event} ${r.body.kind}/${r.body.name} ${r.body.clientId}`);
+    expect(got.sort()).toEqual(
+      [
+        'object.failed Connection/acme-wh ACME',
+        'object.failed Pipeline/acme-orders ACME',
+        'object.failed Dashboard/acme-sales ACME',
+        'object.recovered Connection/acme-wh ACME',
+        'object.recovered Pipeline/acme-orders ACME',
+        'object.recovered Dashboard/acme-sales ACME',
+      ].sort(),
+    );
+    expect(events('/other')).toEqual([]);
+  });
+
   it('a refused mass prune is one message for all the objects it kept, not repeated while it stands', async () => {
     notifier('ops', { type: 'webhook', url: `${rx.url}/hook`, events: ['prune.blocked'] });
     for (const n of ['a', 'b', 'c']) t.write(`core-models/${n}.yaml`, manifest('CoreModel', n, { name: `Model ${n}` }));
