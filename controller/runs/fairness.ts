@@ -8,8 +8,8 @@ export interface WaitingRun {
 
 /**
  * The next waiting run to start, round-robin across tenants: the tenant with the fewest active
- * (admitted or running) runs goes first, ties to the one whose oldest waiting run is oldest; within
- * a tenant, first come first served. Undefined when nothing waits.
+ * runs (`activeByTenant`: its queued and running ones) goes first, ties to the one whose oldest
+ * waiting run is oldest; within a tenant, first come first served. Undefined when nothing waits.
  */
 export function pickNext<T extends WaitingRun>(waiting: readonly T[], activeByTenant: Map<string, number>): T | undefined {
   const oldest = new Map<string, T>();

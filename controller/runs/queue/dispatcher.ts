@@ -280,12 +280,12 @@ export class QueueRunDispatcher extends EventEmitter implements RunDispatcher {
     let admitted = 0;
     const activeByTenant = new Map<string, number>();
     const waiting: { runId: string; tenant: string; queuedAt: string; pipelineId: string }[] = [];
+    // Fairness counts each tenant's queued and running runs (DESIGN): the tenant with the fewest goes first.
     for (const r of active) {
       const tenant = tenantOf(r.pipeline_id);
-      if (r.status === 'running' || r.enqueued_at) {
-        admitted++;
-        activeByTenant.set(tenant, (activeByTenant.get(tenant) ?? 0) + 1);
-      } else waiting.push({ runId: r.run_id, tenant, queuedAt: r.queued_at, pipelineId: r.pipeline_id });
+      activeByTenant.set(tenant, (activeByTenant.get(tenant) ?? 0) + 1);
+      if (r.status === 'running' || r.enqueued_at) admitted++;
+      else waiting.push({ runId: r.run_id, tenant, queuedAt: r.queued_at, pipelineId: r.pipeline_id });
     }
     while (admitted < capacity && waiting.length && !this.#closing) {
       const next = pickNext(waiting, activeByTenant);
@@ -303,7 +303,6 @@ export class QueueRunDispatcher extends EventEmitter implements RunDispatcher {
         return;
       }
       admitted++;
-      activeByTenant.set(next.tenant, (activeByTenant.get(next.tenant) ?? 0) + 1);
       log.info({ runId: next.runId, pipelineId: next.pipelineId }, 'run enqueued');
     }
   }
