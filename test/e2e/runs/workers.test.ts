@@ -19,6 +19,8 @@ describe('queue mode: bictl worker processes', () => {
     c.pipeline('small-copy', 'small', 'small_out');
     c.pipeline('big-copy', 'big', 'big_out');
     c.pipeline('needs-env', 'small', 'env_out', 'D2026A00004');
+    for (const n of [1, 2, 3]) c.pipeline(`acme-${n}`, 'small', `acme_${n}`, 'D2026A00002');
+    c.pipeline('globex-1', 'small', 'globex_1', 'D2026A00003');
     await c.sync();
   }, 120_000);
   afterAll(() => c.close(), 60_000);
@@ -136,5 +138,20 @@ describe('queue mode: bictl worker processes', () => {
     const metrics = (await c.req('GET', '/metrics', undefined, {})).text;
     expect(metrics).toMatch(new RegExp(`bi_worker_up\\{worker="${running.worker}"\\} 0`));
     expect(metrics).toMatch(new RegExp(`bi_worker_runs\\{worker="${running.worker}",status="failed"\\} [1-9]`));
+  });
+
+  it('tenant fairness across workers: a tenant with one waiting run starts before another tenant\'s backlog', async () => {
+    for (const w of c.workers) await w.stop();
+    const deadline = Date.now() + 30_000;
+    while ((await c.workersList()).some((w) => w.state === 'up') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    const acme = [await c.startRun('acme-1'), await c.startRun('acme-2'), await c.startRun('acme-3')];
+    const globex = await c.startRun('globex-1');
+    await c.worker('wf', { concurrency: 1 });
+    const done = await Promise.all([...acme, globex].map((r) => c.ended(r.runId)));
+    expect(done.map((r) => r.status)).toEqual(['succeeded', 'succeeded', 'succeeded', 'succeeded']);
+    const started = (r: { startedAt: string | null }) => Date.parse(r.startedAt ?? '');
+    const g = done[3];
+    expect(g.worker).toBe('wf');
+    for (const a of done.slice(0, 3)) expect(started(g)).toBeLessThanOrEqual(started(a));
   });
 });
