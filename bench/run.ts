@@ -17,8 +17,9 @@ import { onboardBench } from './scenarios/onboard.ts';
 import { pipelineBench } from './scenarios/pipeline.ts';
 import { registryBench } from './scenarios/registry.ts';
 import { scaleBench } from './scenarios/scale.ts';
+import { workersBench } from './scenarios/workers.ts';
 
-const ALL = ['http', 'import', 'onboard', 'scale', 'registry', 'pipeline'] as const;
+const ALL = ['http', 'import', 'onboard', 'scale', 'registry', 'pipeline', 'workers'] as const;
 type Bench = (typeof ALL)[number];
 
 const { values } = parseArgs({
@@ -51,6 +52,7 @@ const steps: Record<Bench, () => Promise<void>> = {
   scale: () => scaleBench(report, { clients: sizes.clients, edits: sizes.edits, base }),
   registry: () => registryBench(report, { rows: sizes.rows, seconds: sizes.seconds, base }),
   pipeline: () => pipelineBench(report, { rows: sizes.pipelineRows, base }),
+  workers: () => workersBench(report, { rows: sizes.pipelineRows, base }),
 };
 
 let failed = false;

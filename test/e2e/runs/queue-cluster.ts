@@ -103,7 +103,7 @@ export class QueueCluster {
     this.connection('globex', 'D2026A00003', { owner: 'GLOBEX' });
     this.connection('needs-env', 'D2026A00004', { passwordEnv: 'BI_CONN_WORKER_LACKS' });
     this.server = new ServerProcess({ dir: this.dir, env: this.serverEnv(), logLevel: 'info' });
-    await this.server.start();
+    await this.server.start(120_000);
     await this.server.waitReady();
     this.admin = await login(this.server.url, DEFAULT_ADMIN.username, DEFAULT_ADMIN.password);
     this.key = (await createApiKey(this.server.url, this.admin)).apiKey;
@@ -225,7 +225,7 @@ export class QueueCluster {
     await this.server.stop();
     const port = this.server.opts.port;
     this.server = new ServerProcess({ dir: this.dir, env: this.serverEnv(), logLevel: 'info', port });
-    await this.server.start();
+    await this.server.start(120_000);
     await this.server.waitReady();
     this.admin = await login(this.server.url, DEFAULT_ADMIN.username, DEFAULT_ADMIN.password);
   }
