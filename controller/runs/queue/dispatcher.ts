@@ -146,7 +146,7 @@ export class QueueRunDispatcher extends EventEmitter implements RunDispatcher {
    * runs on workers are left to the heartbeats. Starts the sweep.
    */
   recover(): string[] {
-    const { db, store, log } = this.#opts;
+    const { db, log } = this.#opts;
     const rows = db.prepare("SELECT * FROM pipeline_runs WHERE status = 'running' AND worker IS NULL").all() as ActiveRow[];
     const failed: string[] = [];
     for (const r of rows) {
@@ -155,7 +155,6 @@ export class QueueRunDispatcher extends EventEmitter implements RunDispatcher {
       failed.push(r.run_id);
     }
     for (const runId of failed) log.warn({ runId }, 'run interrupted by a restart: marked failed');
-    void store;
     this.#arm();
     this.pump();
     return failed;
