@@ -21,8 +21,9 @@ import { registryBench } from './scenarios/registry.ts';
 import { scaleBench } from './scenarios/scale.ts';
 import { clientSetBench } from './scenarios/clientset.ts';
 import { slotsBench } from './scenarios/slots.ts';
+import { workersBench } from './scenarios/workers.ts';
 
-const ALL = ['http', 'import', 'onboard', 'scale', 'registry', 'pipeline', 'clientset', 'slots', 'bodies'] as const;
+const ALL = ['http', 'import', 'onboard', 'scale', 'registry', 'pipeline', 'clientset', 'slots', 'bodies', 'workers'] as const;
 type Bench = (typeof ALL)[number];
 
 const { values } = parseArgs({
@@ -61,6 +62,7 @@ const steps: Record<Bench, () => Promise<void>> = {
   clientset: () => clientSetBench(report, { tenants: sizes.tenants, base }),
   slots: () => slotsBench(report, { runs: sizes.runs, flood: sizes.flood, base }),
   bodies: () => bigBodiesBench(report, { seconds: sizes.seconds, base }),
+  workers: () => workersBench(report, { rows: sizes.pipelineRows, base }),
 };
 
 let failed = false;

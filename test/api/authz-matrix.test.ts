@@ -442,6 +442,20 @@ function routeTable(): Record<string, RouteEntry> {
       auth: 'S-admin',
       cases: none(() => ({ method: 'GET', url: '/v1/reconciler/notifiers' }), same({ status: 200, check: (j) => expect(Array.isArray(j.notifiers)).toBe(true) })),
     },
+    'GET /v1/reconciler/workers': {
+      auth: 'S-admin',
+      cases: none(() => ({ method: 'GET', url: '/v1/reconciler/workers' }), same({ status: 200, check: (j) => expect(j.workers).toEqual([]) })),
+    },
+    // The workers' reports: their own bearer token (BI_WORKER_TOKEN), unset here, so refused for every caller.
+    ...Object.fromEntries(
+      (['heartbeat', 'runs/:runId/claim', 'runs/:runId/progress', 'runs/:runId/finish'] as const).map((r) => [
+        `POST /v1/workers/${r}`,
+        {
+          auth: 'public',
+          cases: none(() => ({ method: 'POST', url: `/v1/workers/${r.replace(':runId', 'RUN-1')}`, payload: {} }), same(err(401, 'BI_WORKER_TOKEN is not set on the controller: it accepts no worker'))),
+        },
+      ]),
+    ),
     'GET /openapi.json': { auth: 'public', cases: none(() => ({ method: 'GET', url: '/openapi.json' }), same({ status: 200 })) },
     'GET /docs': { auth: 'public', cases: none(() => ({ method: 'GET', url: '/docs' }), same({ status: 200 })) },
     'GET /': { auth: 'public', cases: none(() => ({ method: 'GET', url: '/' }), same({ status: 302 })) },

@@ -146,7 +146,7 @@ export class QueueRunDispatcher extends EventEmitter implements RunDispatcher {
    * runs on workers are left to the heartbeats. Starts the sweep.
    */
   recover(): string[] {
-    const { db, store, log } = this.#opts;
+    const { db, log } = this.#opts;
     const rows = db.prepare("SELECT * FROM pipeline_runs WHERE status = 'running' AND worker IS NULL").all() as ActiveRow[];
     const failed: string[] = [];
     for (const r of rows) {
@@ -155,7 +155,6 @@ export class QueueRunDispatcher extends EventEmitter implements RunDispatcher {
       failed.push(r.run_id);
     }
     for (const runId of failed) log.warn({ runId }, 'run interrupted by a restart: marked failed');
-    void store;
     this.#arm();
     this.pump();
     return failed;
@@ -284,12 +283,12 @@ export class QueueRunDispatcher extends EventEmitter implements RunDispatcher {
     let admitted = 0;
     const activeByTenant = new Map<string, number>();
     const waiting: { runId: string; tenant: string; queuedAt: number; pipelineId: string }[] = [];
+    // Fairness counts each tenant's queued and running runs (DESIGN): the tenant with the fewest goes first.
     for (const r of active) {
       const tenant = tenantOf(r.pipeline_id);
-      if (r.status === 'running' || r.enqueued_at) {
-        admitted++;
-        activeByTenant.set(tenant, (activeByTenant.get(tenant) ?? 0) + 1);
-      } else waiting.push({ runId: r.run_id, tenant, queuedAt: Date.parse(r.queued_at), pipelineId: r.pipeline_id });
+      activeByTenant.set(tenant, (activeByTenant.get(tenant) ?? 0) + 1);
+      if (r.status === 'running' || r.enqueued_at) admitted++;
+      else waiting.push({ runId: r.run_id, tenant, queuedAt: Date.parse(r.queued_at), pipelineId: r.pipeline_id });
     }
     while (admitted < capacity && waiting.length && !this.#closing) {
       const next = nextFairRun(waiting, { active: activeByTenant, lastStarted: this.#lastAdmitted });
@@ -307,7 +306,6 @@ export class QueueRunDispatcher extends EventEmitter implements RunDispatcher {
         return;
       }
       admitted++;
-      activeByTenant.set(next.tenant, (activeByTenant.get(next.tenant) ?? 0) + 1);
       this.#lastAdmitted.set(next.tenant, ++this.#admissions);
       log.info({ runId: next.runId, pipelineId: next.pipelineId }, 'run enqueued');
     }

@@ -10,8 +10,8 @@ import { JobConnectionResolver, RUN_TASK, type RunJob } from './job.ts';
 
 /** Progress crosses to the controller at most this often while rows flow… */
 export const REPORT_INTERVAL_MS = 250;
-/** …and at least this often while a run goes, so a cancel reaches it within about a second. */
-export const CANCEL_POLL_MS = 1000;
+/** …and at least this often while a run goes, so a cancel reaches it within about half a second. */
+export const CANCEL_POLL_MS = 500;
 /** Past this many buffered rejects or log lines a report goes at once (bounded bodies). */
 const REPORT_AT = 100;
 const MAX_VALUE_CHARS = 1000;

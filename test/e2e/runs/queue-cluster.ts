@@ -10,12 +10,12 @@ import { findPostgresUser, PG } from '../harness.ts';
 /**
  * Queue mode end to end: a real controller (`bictl serve` with BI_QUEUE_URL) and real
  * `bictl worker` processes against the local PostgreSQL — the queue in a schema of its own per
- * cluster, the pipelines' tables in another. Heartbeats every 200 ms, lost after 1.5 s.
+ * cluster, the pipelines' tables in another. Heartbeats every 500 ms, lost after 5 s (a loaded CI machine stalls processes for a second or more).
  */
 export const TOKEN = 'worker-token-e2e-7f1c2a';
 export const SECRET_KEY = 'a'.repeat(64);
-export const HEARTBEAT = '200ms';
-export const LOST_AFTER_MS = 1500;
+export const HEARTBEAT = '500ms';
+export const LOST_AFTER_MS = 5000;
 
 export class WorkerProcess {
   readonly child: ChildProcess;
@@ -103,7 +103,7 @@ export class QueueCluster {
     this.connection('globex', 'D2026A00003', { owner: 'GLOBEX' });
     this.connection('needs-env', 'D2026A00004', { passwordEnv: 'BI_CONN_WORKER_LACKS' });
     this.server = new ServerProcess({ dir: this.dir, env: this.serverEnv(), logLevel: 'info' });
-    await this.server.start();
+    await this.server.start(120_000);
     await this.server.waitReady();
     this.admin = await login(this.server.url, DEFAULT_ADMIN.username, DEFAULT_ADMIN.password);
     this.key = (await createApiKey(this.server.url, this.admin)).apiKey;
@@ -225,7 +225,7 @@ export class QueueCluster {
     await this.server.stop();
     const port = this.server.opts.port;
     this.server = new ServerProcess({ dir: this.dir, env: this.serverEnv(), logLevel: 'info', port });
-    await this.server.start();
+    await this.server.start(120_000);
     await this.server.waitReady();
     this.admin = await login(this.server.url, DEFAULT_ADMIN.username, DEFAULT_ADMIN.password);
   }
