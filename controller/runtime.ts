@@ -31,6 +31,7 @@ import { SecretStore } from './secrets/store.ts';
 import type { PipelineEngine } from './runs/types.ts';
 import { ClientPurge } from './usecases/purge-client.ts';
 import { ClientHoldsObserver } from './usecases/client-holds.ts';
+import { auditRecorded } from './audit/reconcile.ts';
 
 /** How often offboarded clients are checked for a passed retention (`client.purge_due`). */
 const PURGE_DUE_CHECK_MS = 3_600_000;
@@ -146,6 +147,7 @@ export class Runtime {
       clock: this.clock,
       scheduler: opts.scheduler,
       random: opts.random,
+      observeRecord: auditRecorded(this.db, this.clock),
     });
     source.connect(this.reconciler);
     this.submitter = new ManifestSubmitter({ writer: this.writer, reconciler: this.reconciler, track: (fn) => this.track(fn) });

@@ -4,6 +4,7 @@ import auth from './auth.ts';
 import chartTypes from './chart-types.ts';
 import clients from './clients.ts';
 import clientLifecycle from './client-lifecycle.ts';
+import audit from './audit.ts';
 import connections from './connections.ts';
 import dashboards from './dashboards.ts';
 import health from './health.ts';
@@ -28,6 +29,7 @@ export const routes: ((app: FastifyInstance) => Promise<void>)[] = [
   onboard,
   clients,
   clientLifecycle,
+  audit,
   chartTypes,
   dashboardImport,
   dashboards,

@@ -12,6 +12,7 @@ import { registerStatus } from './commands/status.ts';
 import { registerSync } from './commands/sync.ts';
 import { registerUsers } from './commands/users.ts';
 import { registerValidate } from './commands/validate.ts';
+import { registerLifecycle } from './commands/lifecycle.ts';
 
 /** Shared flags every command understands (they override the environment). */
 export interface GlobalFlags {
@@ -41,7 +42,7 @@ export async function main(argv: string[], io: CliIO = processIO, opts: { engine
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
   const ctx = { program, io, setCode, engine: opts.engine };
-  for (const register of [registerServe, registerValidate, registerDiff, registerSync, registerUsers, registerStatus, registerRollback, registerRun]) {
+  for (const register of [registerServe, registerValidate, registerDiff, registerSync, registerUsers, registerStatus, registerRollback, registerRun, registerLifecycle]) {
     register(ctx);
   }
   try {

@@ -10,7 +10,7 @@ import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.ts'
 import { DesiredState, INVALID_PREFIX, type KnownRow, type ScanMeta } from './desired.ts';
 import { massPruneRefusal, pruneOrder } from './prune-guard.ts';
 import { WorkQueue } from './queue.ts';
-import { Recorder, resultOf } from './record.ts';
+import { Recorder, resultOf, type RecorderOptions } from './record.ts';
 import { KeyReconciler, type KeyOutcome } from './reconcile-key.ts';
 import { specHash } from './spec-hash.ts';
 import { TimeSlice } from './time-slice.ts';
@@ -40,6 +40,8 @@ export interface ReconcilerOptions {
   /** A sync that would prune more than this share of the live objects is refused. */
   massPruneRatio?: number;
   concurrency?: number;
+  /** Told of every recorded result, in its transaction (the audit log of applied desired state). */
+  observeRecord?: RecorderOptions['observe'];
 }
 
 /** Facts of an API write being reconciled: the revision it made and who asked. */
@@ -98,7 +100,7 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
     this.#massPruneRatio = opts.massPruneRatio ?? 0.5;
     this.status = new StatusStore(opts.db);
     this.#desired = new DesiredState({ schemas: opts.schemas, exists: (p) => this.#read(p) !== null });
-    this.#recorder = new Recorder({ status: this.status, clock: this.#clock, emit: (e) => this.emit('event', e) });
+    this.#recorder = new Recorder({ status: this.status, clock: this.#clock, emit: (e) => this.emit('event', e), observe: opts.observeRecord });
     this.#keys = new KeyReconciler({
       db: opts.db,
       ids: new IdAllocator({ db: opts.db, clock: this.#clock }),

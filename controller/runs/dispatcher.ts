@@ -6,6 +6,7 @@ import { ConflictError, NotFoundError } from '../errors.ts';
 import { readPipeline } from '../kinds/pipeline/store.ts';
 import { ClientHeldError, clientHold } from '../authz/holds.ts';
 import { pipelineOwner } from '../authz/ownership.ts';
+import { actorOf, appendAudit, type AuditInput } from '../audit/log.ts';
 import type { Logger } from '../log.ts';
 import type { Clock } from '../types.ts';
 import { pipelineConnections } from './access.ts';
@@ -108,8 +109,18 @@ export class LocalRunDispatcher extends EventEmitter implements RunDispatcher {
     // A suspended or offboarded client's pipelines do not run, whoever starts them.
     const owner = pipelineOwner(this.#opts.db, pipelineId);
     const hold = owner ? clientHold(this.#opts.db, owner) : undefined;
-    if (owner && hold) throw new ClientHeldError(owner, hold);
+    const audit = (result: AuditInput['result']) =>
+      appendAudit(
+        this.#opts.db,
+        { actor: trigger === 'schedule' ? { type: 'controller', id: 'scheduler' } : actorOf(actor), action: 'run.start', ...(owner ? { clientId: owner } : {}), object: { kind: 'Pipeline', id: pipelineId }, result },
+        this.#opts.clock,
+      );
+    if (owner && hold) {
+      audit('refused');
+      throw new ClientHeldError(owner, hold);
+    }
     const run = this.#opts.store.create({ pipelineId, trigger, actor, owner: this.#owner, steps: pendingSteps(pipeline.steps) });
+    audit('ok');
     this.#opts.log.info({ runId: run.runId, pipelineId, trigger }, 'run queued');
     this.#queue.push(run.runId);
     this.#pump();
@@ -120,6 +131,10 @@ export class LocalRunDispatcher extends EventEmitter implements RunDispatcher {
     const { store } = this.#opts;
     const run = store.get(runId);
     if (!run) throw new NotFoundError(`Run ${runId} not found`);
+    if (run.status === 'queued' || run.status === 'running') {
+      const owner = pipelineOwner(this.#opts.db, run.pipelineId);
+      appendAudit(this.#opts.db, { actor: { type: 'controller', id: 'controller' }, action: 'run.cancel', ...(owner ? { clientId: owner } : {}), object: { kind: 'Run', id: runId }, result: 'ok' }, this.#opts.clock);
+    }
     if (run.status === 'queued' && store.cancelQueued(runId)) {
       const i = this.#queue.indexOf(runId);
       if (i >= 0) this.#queue.splice(i, 1);
