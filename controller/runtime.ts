@@ -32,6 +32,7 @@ import type { PipelineEngine } from './runs/types.ts';
 import { ClientPurge } from './usecases/purge-client.ts';
 import { ClientHoldsObserver } from './usecases/client-holds.ts';
 import { auditRecorded } from './audit/reconcile.ts';
+import { pruneAudit } from './audit/log.ts';
 
 /** How often offboarded clients are checked for a passed retention (`client.purge_due`). */
 const PURGE_DUE_CHECK_MS = 3_600_000;
@@ -162,7 +163,7 @@ export class Runtime {
       egress: new NetworkEgressPolicy({ listen: { host: opts.config.host, port: opts.config.port } }),
       onAttempt: (d, result) => this.metrics.notifications.inc({ notifier: d.notifier, event: d.event, result }),
     });
-    this.metrics = new ControllerMetrics({ db: this.db, queue: () => this.reconciler.queueStats, notificationDepth: () => this.notifications.depth });
+    this.metrics = new ControllerMetrics({ db: this.db, queue: () => this.reconciler.queueStats, notificationDepth: () => this.notifications.depth, purgesPending: () => this.purges.pendingCount() });
     // Registered first, so it runs last at shutdown: deliveries in flight finish before the store closes.
     // A receiver that hangs delays the stop by 2 s at most (its attempt's own timeout is 10 s).
     this.onShutdown(async () => {
@@ -258,8 +259,10 @@ export class Runtime {
     if (this.#stopped) return;
     try {
       this.holds.checkDue();
+      const keep = this.config.auditRetentionMs;
+      if (keep !== undefined) pruneAudit(this.db, new Date(this.clock().getTime() - keep).toISOString(), this.clock);
     } catch (err) {
-      this.log.error({ err: (err as Error).message }, 'purge-due check failed');
+      this.log.error({ err: (err as Error).message }, 'purge-due check or audit retention failed');
     }
     this.#purgeDueTimer = this.#scheduler(() => this.#watchPurgeDue(), PURGE_DUE_CHECK_MS);
   }
