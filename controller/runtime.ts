@@ -38,6 +38,8 @@ import { SecretStore } from './secrets/store.ts';
 import type { PipelineEngine } from './runs/types.ts';
 import { ClientPurge } from './usecases/purge-client.ts';
 import { ClientHoldsObserver } from './usecases/client-holds.ts';
+import { auditRecorded } from './audit/reconcile.ts';
+import { pruneAudit } from './audit/log.ts';
 
 /** How often offboarded clients are checked for a passed retention (`client.purge_due`). */
 const PURGE_DUE_CHECK_MS = 3_600_000;
@@ -162,6 +164,7 @@ export class Runtime {
       scheduler: opts.scheduler,
       random: opts.random,
       pruneWindowMs: opts.pruneWindowMs,
+      observeRecord: auditRecorded(this.db, this.clock),
     });
     source.connect(this.reconciler);
     this.submitter = new ManifestSubmitter({ writer: this.writer, reconciler: this.reconciler, track: (fn) => this.track(fn) });
@@ -181,6 +184,7 @@ export class Runtime {
       kinds: this.reconciler.kinds,
       queue: () => this.reconciler.queueStats,
       notificationDepth: () => this.notifications.depth,
+      purgesPending: () => this.purges.pendingCount(),
       clientSetTenants: () => clientSetTenantCounts(new ClientSetReads({ store: this.clientSets.store, status: this.reconciler.status })),
     });
     // Registered first, so it runs last at shutdown: deliveries in flight finish before the store closes.
@@ -279,8 +283,10 @@ export class Runtime {
     if (this.#stopped) return;
     try {
       this.holds.checkDue();
+      const keep = this.config.auditRetentionMs;
+      if (keep !== undefined) pruneAudit(this.db, new Date(this.clock().getTime() - keep).toISOString(), this.clock);
     } catch (err) {
-      this.log.error({ err: (err as Error).message }, 'purge-due check failed');
+      this.log.error({ err: (err as Error).message }, 'purge-due check or audit retention failed');
     }
     this.#purgeDueTimer = this.#scheduler(() => this.#watchPurgeDue(), PURGE_DUE_CHECK_MS);
   }

@@ -5,6 +5,7 @@ import chartTypes from './chart-types.ts';
 import clients from './clients.ts';
 import clientSets from './clientsets.ts';
 import clientLifecycle from './client-lifecycle.ts';
+import audit from './audit.ts';
 import connections from './connections.ts';
 import dashboards from './dashboards.ts';
 import health from './health.ts';
@@ -30,6 +31,7 @@ export const routes: ((app: FastifyInstance) => Promise<void>)[] = [
   onboard,
   clients,
   clientLifecycle,
+  audit,
   chartTypes,
   dashboardImport,
   dashboards,

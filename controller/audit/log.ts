@@ -1,4 +1,4 @@
-import type { Store } from '../store/db.ts';
+import type { Database } from 'better-sqlite3';
 import { sha256 } from '../hash.ts';
 import type { ApiAuditEntry } from '../generated/schema-types.ts';
 import { canonicalJson } from './canonical.ts';
@@ -10,6 +10,17 @@ export type AuditResult = AuditEntry['result'];
 
 /** What a caller appends: the log adds `seq`, `at` (unless given), `prevHash` and `hash`. */
 export type AuditInput = Omit<AuditEntry, 'seq' | 'at' | 'hash' | 'prevHash'> & { at?: string };
+
+/**
+ * The actor of an entry from what the store records as "who": a user ID (an API write or
+ * session), a git author's email (with the revision), `controller` otherwise.
+ */
+export function actorOf(who: string | null | undefined, revision?: string | null): AuditActor {
+  if (who && /^U\d{4}A\d{5}$/.test(who)) return { type: 'user', id: who };
+  if (who?.startsWith('cli:')) return { type: 'cli', id: who.slice('cli:'.length) };
+  if (who && who.includes('@')) return { type: 'git', id: who, ...(revision ? { revision } : {}) };
+  return { type: 'controller', id: who || 'controller' };
+}
 
 /** `prevHash` of the first entry. */
 export const GENESIS_HASH = '0'.repeat(64);
@@ -61,10 +72,10 @@ function entryOf(r: AuditRow): AuditEntry {
  * apply and its entry commit together), else in an immediate one of its own (another process
  * appending at once waits for the lock instead of taking the same `seq`).
  */
-export function appendAudit(db: Store, input: AuditInput, now: () => Date = () => new Date()): AuditEntry {
+export function appendAudit(db: Database, input: AuditInput, now: () => Date = () => new Date()): AuditEntry {
   const write = (): AuditEntry => {
-    const last = db.statements.prepare('SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1').get() as { seq: number; hash: string } | undefined;
-    const checkpoint = last ? undefined : (db.statements.prepare('SELECT seq, prev_hash FROM audit_checkpoint WHERE id = 1').get() as { seq: number; prev_hash: string } | undefined);
+    const last = db.prepare('SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1').get() as { seq: number; hash: string } | undefined;
+    const checkpoint = last ? undefined : (db.prepare('SELECT seq, prev_hash FROM audit_checkpoint WHERE id = 1').get() as { seq: number; prev_hash: string } | undefined);
     const { at, ...rest } = input;
     const body: Omit<AuditEntry, 'hash'> = {
       ...rest,
@@ -73,7 +84,7 @@ export function appendAudit(db: Store, input: AuditInput, now: () => Date = () =
       prevHash: last?.hash ?? checkpoint?.prev_hash ?? GENESIS_HASH,
     };
     const entry: AuditEntry = { ...body, hash: entryHash(body) };
-    db.statements
+    db
       .prepare(
         `INSERT INTO audit_log (${COLUMNS}) VALUES (@seq, @at, @actor_type, @actor_id, @actor_revision, @action, @client_id, @object_kind, @object_id,
          @before, @after, @result, @request_id, @hash, @prev_hash)`,
@@ -108,8 +119,8 @@ export type VerifyResult = { ok: true; entries: number } | { ok: false; brokenAt
  * left): every entry's `seq` follows the last, its `prevHash` is the last one's `hash`, and its
  * `hash` is what its own fields give.
  */
-export function verifyAudit(db: Store): VerifyResult {
-  const checkpoint = db.statements.prepare('SELECT seq, prev_hash FROM audit_checkpoint WHERE id = 1').get() as { seq: number; prev_hash: string } | undefined;
+export function verifyAudit(db: Database): VerifyResult {
+  const checkpoint = db.prepare('SELECT seq, prev_hash FROM audit_checkpoint WHERE id = 1').get() as { seq: number; prev_hash: string } | undefined;
   let expectSeq = checkpoint?.seq ?? 1;
   let expectPrev = checkpoint?.prev_hash ?? GENESIS_HASH;
   let n = 0;
@@ -139,9 +150,9 @@ export interface AuditQuery {
 }
 
 /** A page of entries and the cursor of the next one (the last entry's seq), or null when there is none. */
-export function readAudit(db: Store, q: AuditQuery): { entries: AuditEntry[]; nextCursor: number | null } {
+export function readAudit(db: Database, q: AuditQuery): { entries: AuditEntry[]; nextCursor: number | null } {
   const { where, args } = auditWhere(q);
-  const rows = db.statements
+  const rows = db
     .prepare(`SELECT ${COLUMNS} FROM audit_log ${where} ORDER BY seq ${q.order === 'asc' ? 'ASC' : 'DESC'} LIMIT @limit`)
     .all({ ...args, limit: q.limit + 1 }) as AuditRow[];
   const more = rows.length > q.limit;
@@ -150,7 +161,7 @@ export function readAudit(db: Store, q: AuditQuery): { entries: AuditEntry[]; ne
 }
 
 /** Every matching entry, oldest first, one at a time (the NDJSON export). */
-export function* iterateAudit(db: Store, q: Omit<AuditQuery, 'limit' | 'cursor' | 'order'>): Generator<AuditEntry> {
+export function* iterateAudit(db: Database, q: Omit<AuditQuery, 'limit' | 'cursor' | 'order'>): Generator<AuditEntry> {
   const { where, args } = auditWhere({ ...q, order: 'asc' });
   for (const row of db.prepare(`SELECT ${COLUMNS} FROM audit_log ${where} ORDER BY seq ASC`).iterate(args) as IterableIterator<AuditRow>) yield entryOf(row);
 }
@@ -196,19 +207,19 @@ function auditWhere(q: Omit<AuditQuery, 'limit'> & { cursor?: number }): { where
  * first kept entry's seq and prevHash become the checkpoint the chain is verified from.
  * Returns how many entries went.
  */
-export function pruneAudit(db: Store, before: string, now: () => Date = () => new Date()): number {
+export function pruneAudit(db: Database, before: string, now: () => Date = () => new Date()): number {
   return db.transaction(() => {
-    const last = db.statements.prepare('SELECT MAX(seq) AS seq FROM audit_log').get() as { seq: number | null };
+    const last = db.prepare('SELECT MAX(seq) AS seq FROM audit_log').get() as { seq: number | null };
     if (last.seq === null) return 0;
-    const firstKept = db.statements.prepare('SELECT seq, prev_hash FROM audit_log WHERE at >= ? OR seq = ? ORDER BY seq LIMIT 1').get(before, last.seq) as {
+    const firstKept = db.prepare('SELECT seq, prev_hash FROM audit_log WHERE at >= ? OR seq = ? ORDER BY seq LIMIT 1').get(before, last.seq) as {
       seq: number;
       prev_hash: string;
     };
-    db.statements.prepare("UPDATE counters SET value = 1 WHERE name = 'audit.prune_gate'").run();
-    const removed = db.statements.prepare('DELETE FROM audit_log WHERE seq < ?').run(firstKept.seq).changes;
-    db.statements.prepare("UPDATE counters SET value = 0 WHERE name = 'audit.prune_gate'").run();
+    db.prepare("UPDATE counters SET value = 1 WHERE name = 'audit.prune_gate'").run();
+    const removed = db.prepare('DELETE FROM audit_log WHERE seq < ?').run(firstKept.seq).changes;
+    db.prepare("UPDATE counters SET value = 0 WHERE name = 'audit.prune_gate'").run();
     if (removed > 0) {
-      db.statements
+      db
         .prepare('INSERT INTO audit_checkpoint (id, seq, prev_hash, pruned_at) VALUES (1, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, prev_hash = excluded.prev_hash, pruned_at = excluded.pruned_at')
         .run(firstKept.seq, firstKept.prev_hash, now().toISOString());
     }

@@ -1,3 +1,4 @@
+import { actorOf, appendAudit } from '../audit/log.ts';
 import { availableParallelism } from 'node:os';
 import type { Database } from 'better-sqlite3';
 import { realScheduler, type Cancel, type Scheduler } from '../clock.ts';
@@ -106,6 +107,7 @@ export class AuthService {
   readonly rights: RightsCache;
   readonly settings: AuthSettings;
   readonly #clock: Clock;
+  readonly #db: Database;
   readonly #scheduler: Scheduler;
   readonly #log: Logger;
   readonly #cache = new Map<string, CachedKey>();
@@ -132,6 +134,7 @@ export class AuthService {
   }) {
     this.#verify = opts.verify ?? verifyPassword;
     this.#clock = opts.clock;
+    this.#db = opts.db;
     this.#scheduler = opts.scheduler ?? realScheduler;
     this.#log = opts.log ?? silentLogger();
     this.settings = { ...DEFAULT_AUTH_SETTINGS, ...opts.settings };
@@ -174,12 +177,19 @@ export class AuthService {
   }
 
   createKey(opts: { userId: string; label: string; clientId?: string; expiresAt?: string; createdBy: string }): ApiKeyInfo & { apiKey: string } {
-    return this.keys.create(opts);
+    const key = this.keys.create(opts);
+    appendAudit(
+      this.#db,
+      { actor: actorOf(opts.createdBy), action: 'key.create', ...(opts.clientId ? { clientId: opts.clientId } : {}), object: { kind: 'ApiKey', id: key.keyId }, result: 'ok' },
+      this.#clock,
+    );
+    return key;
   }
 
   /** Soft-deletes the key and drops its cache entry, so the very next request with it fails. */
   revokeKey(keyId: string): void {
     this.keys.revoke(keyId);
+    appendAudit(this.#db, { actor: { type: 'controller', id: 'controller' }, action: 'key.revoke', object: { kind: 'ApiKey', id: keyId }, result: 'ok' }, this.#clock);
     const hash = this.#hashByKeyId.get(keyId);
     if (hash) this.#forget(hash);
     this.#keyLimiter.forget(keyId);
@@ -233,6 +243,15 @@ export class AuthService {
     if (!oldest.done) this.#forget(oldest.value);
   }
 
+  /** A refused login (wrong credentials, or past the limits): audited, never with the password. */
+  #audit(action: 'login.failed' | 'login.lockout', username: string): void {
+    try {
+      appendAudit(this.#db, { actor: { type: 'user', id: username.slice(0, 200) }, action, object: { kind: 'User', id: username.slice(0, 200) }, result: 'refused' }, this.#clock);
+    } catch (err) {
+      this.#log.error({ err: (err as Error).message }, 'audit entry of a login not written');
+    }
+  }
+
   // ---- users and sessions -----------------------------------------------------------------
 
   /**
@@ -248,6 +267,7 @@ export class AuthService {
     const byName = byIp.ok ? this.#loginByName.reserve(nameKey) : byIp;
     if (!byIp.ok || !byName.ok) {
       if (byIp.ok) this.#loginByIp.release(ip);
+      this.#audit('login.lockout', username);
       const refused = [byIp, byName].map((a) => (a.ok ? 0 : a.retryAfterSeconds));
       return { ok: false, status: 429, retryAfterSeconds: Math.max(...refused) };
     }
@@ -278,7 +298,10 @@ export class AuthService {
       return { ok: false, status: 503, retryAfterSeconds: 1 };
     }
     const user = await checked;
-    if (!user) return { ok: false, status: 401 };
+    if (!user) {
+      this.#audit('login.failed', username);
+      return { ok: false, status: 401 };
+    }
     this.#loginByIp.release(ip);
     this.#loginByName.reset(nameKey);
     return { ok: true, user, tokens: this.sessions.create(user.userId) };

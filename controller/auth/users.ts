@@ -1,3 +1,4 @@
+import { actorOf, appendAudit } from '../audit/log.ts';
 import type { Database } from 'better-sqlite3';
 import { ConflictError, ValidationError } from '../errors.ts';
 import { IdAllocator } from '../store/ids.ts';
@@ -78,6 +79,7 @@ export class UserStore {
       this.#db
         .prepare('INSERT INTO users (user_id, username, password_hash, role, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)')
         .run(userId, opts.username, hash, opts.role, now, now);
+      appendAudit(this.#db, { actor: { type: 'controller', id: 'controller' }, action: 'user.create', object: { kind: 'User', id: userId }, after: opts.role, result: 'ok' }, this.#clock);
       return { userId, username: opts.username, role: opts.role, createdAt: now };
     })();
   }
@@ -125,14 +127,20 @@ export class UserStore {
     const insert = this.#db.prepare('INSERT OR IGNORE INTO user_clients (user_id, client_id, granted_at, granted_by) VALUES (?, ?, ?, ?)');
     const at = this.#clock().toISOString();
     this.#db.transaction(() => {
-      for (const id of clientIds) insert.run(userId, id, at, by);
+      for (const id of clientIds) {
+        if (insert.run(userId, id, at, by).changes === 0) continue;
+        appendAudit(this.#db, { actor: actorOf(by), action: 'grant.add', clientId: id, object: { kind: 'User', id: userId }, result: 'ok' }, this.#clock);
+      }
     })();
   }
 
   revokeGrant(userId: string, clientIds: readonly string[]): void {
     const remove = this.#db.prepare('DELETE FROM user_clients WHERE user_id = ? AND client_id = ?');
     this.#db.transaction(() => {
-      for (const id of clientIds) remove.run(userId, id);
+      for (const id of clientIds) {
+        if (remove.run(userId, id).changes === 0) continue;
+        appendAudit(this.#db, { actor: { type: 'controller', id: 'controller' }, action: 'grant.remove', clientId: id, object: { kind: 'User', id: userId }, result: 'ok' }, this.#clock);
+      }
     })();
   }
 
@@ -166,6 +174,11 @@ export class UserStore {
       this.#db.prepare('UPDATE users SET role = ?, disabled_at = ?, updated_at = ? WHERE user_id = ?').run(role, disabledAt, this.#clock().toISOString(), userId);
       // Disabling ends every session for good: re-enabling does not revive one (a new login is needed).
       if (disabledAt !== null && row.disabled_at === null) this.#db.prepare('DELETE FROM sessions WHERE user_id = ?').run(userId);
+      appendAudit(
+        this.#db,
+        { actor: { type: 'controller', id: 'controller' }, action: 'user.update', object: { kind: 'User', id: userId }, before: `${row.role}${row.disabled_at ? ' disabled' : ''}`, after: `${role}${disabledAt ? ' disabled' : ''}`, result: 'ok' },
+        this.#clock,
+      );
     })();
   }
 }

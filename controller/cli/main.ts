@@ -13,6 +13,7 @@ import { registerTemplate } from './commands/template.ts';
 import { registerUsers } from './commands/users.ts';
 import { registerValidate } from './commands/validate.ts';
 import { registerWorker } from './commands/worker.ts';
+import { registerLifecycle } from './commands/lifecycle.ts';
 
 /** Runs `bictl` with `argv` (node, script, ...args); resolves to the exit code. `engine`: tests run pipelines with a fake. */
 export async function main(argv: string[], io: CliIO = processIO, opts: { engine?: PipelineEngine } = {}): Promise<number> {
@@ -30,7 +31,7 @@ export async function main(argv: string[], io: CliIO = processIO, opts: { engine
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
   const ctx = { program, io, setCode, engine: opts.engine };
-  for (const register of [registerServe, registerValidate, registerDiff, registerSync, registerUsers, registerStatus, registerRollback, registerRun, registerWorker, registerTemplate, registerBackup]) {
+  for (const register of [registerServe, registerValidate, registerDiff, registerSync, registerUsers, registerStatus, registerRollback, registerRun, registerWorker, registerTemplate, registerBackup, registerLifecycle]) {
     register(ctx);
   }
   try {

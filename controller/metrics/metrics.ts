@@ -17,6 +17,8 @@ export interface ControllerMetricsOptions {
   notificationDepth?: () => number;
   /** Tenants of each ClientSet per state (read at scrape time). */
   clientSetTenants?: () => { set: string; state: string; n: number }[];
+  /** Purges pending (offboarded clients past retainUntil, unfinished purges). */
+  purgesPending?: () => number;
   /** Clients named as a `client` label at most (the failing ones first); the rest are summed as `_other`. */
   maxClientLabels?: number;
   /** The kinds an applier is registered for: the only values of a `kind` label (any other is `invalid`). */
@@ -122,6 +124,17 @@ export class ControllerMetrics implements RunMetrics {
           this.set(read());
         },
       });
+    const clientStates = opts.db.prepare('SELECT status, n FROM client_status_counts');
+    const clients = new Gauge({
+      name: 'bi_clients',
+      help: 'Clients in the registry by status (ACTIVE, FAILED, SUSPENDED, OFFBOARDED, DELETED).',
+      labelNames: ['status'] as const,
+      registers: [this.registry],
+      collect: () => {
+        for (const r of clientStates.all() as { status: string; n: number }[]) clients.set({ status: r.status }, r.n);
+      },
+    });
+    gauge('bi_client_purges_pending', 'Purges pending: offboarded clients past their retainUntil, and purges a restart has still to finish.', () => opts.purgesPending?.() ?? 0);
     gauge('bi_workqueue_depth', 'Objects waiting in the reconcile work queue.', () => opts.queue().depth);
     gauge('bi_workqueue_running', 'Objects being reconciled now.', () => opts.queue().running);
     gauge('bi_workqueue_longest_running_seconds', 'How long the oldest reconcile in flight has been running.', () => opts.queue().longestRunningMs / 1000);

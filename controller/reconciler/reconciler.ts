@@ -10,7 +10,7 @@ import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.ts'
 import { DesiredState, INVALID_PREFIX, type KnownRow, type ScanMeta } from './desired.ts';
 import { massPruneRefusal, PRUNE_WINDOW_MS, pruneOrder, RemovalWindow } from './prune-guard.ts';
 import { WorkQueue } from './queue.ts';
-import { Recorder, resultOf } from './record.ts';
+import { Recorder, resultOf, type RecorderOptions } from './record.ts';
 import { KeyReconciler, type KeyOutcome } from './reconcile-key.ts';
 import { specHash } from './spec-hash.ts';
 import { TimeSlice } from './time-slice.ts';
@@ -48,6 +48,8 @@ export interface ReconcilerOptions {
   concurrency?: number;
   /** Kinds whose manifests stand for many generated objects (ClientSet). */
   generators?: Generator[];
+  /** Told of every recorded result, in its transaction (the audit log of applied desired state). */
+  observeRecord?: RecorderOptions['observe'];
 }
 
 /** Facts of an API write being reconciled: the revision it made and who asked. */
@@ -130,7 +132,7 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
     this.warnings = new WarningStore(opts.db);
     this.#warned = new Set(this.warnings.all().keys());
     this.#desired = new DesiredState({ schemas: opts.schemas, exists: (p) => this.#read(p) !== null });
-    this.#recorder = new Recorder({ status: this.status, clock: this.#clock, emit: (e) => this.emit('event', e) });
+    this.#recorder = new Recorder({ status: this.status, clock: this.#clock, emit: (e) => this.emit('event', e), observe: opts.observeRecord });
     this.#keys = new KeyReconciler({
       db: opts.db,
       ids: new IdAllocator({ db: opts.db, clock: this.#clock }),

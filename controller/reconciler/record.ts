@@ -26,6 +26,8 @@ export interface RecorderOptions {
   status: StatusStore;
   clock: Clock;
   emit(event: ReconcileEvent): void;
+  /** Told of every recorded result, in the transaction that records it (the audit log). */
+  observe?(result: ReconcileResult, facts: RecordFacts, previous: StatusRecord | undefined): void;
 }
 
 /**
@@ -36,11 +38,13 @@ export class Recorder {
   readonly #status: StatusStore;
   readonly #clock: Clock;
   readonly #emit: (event: ReconcileEvent) => void;
+  readonly #observe: RecorderOptions['observe'];
 
   constructor(opts: RecorderOptions) {
     this.#status = opts.status;
     this.#clock = opts.clock;
     this.#emit = opts.emit;
+    this.#observe = opts.observe;
   }
 
   record(result: ReconcileResult, facts: RecordFacts = {}): StatusRecord {
@@ -56,6 +60,7 @@ export class Recorder {
   write(result: ReconcileResult, facts: RecordFacts = {}): { row: StatusRecord; event?: ReconcileEvent } {
     const now = this.#clock();
     const prev = this.#status.get(result.key);
+    this.#observe?.(result, facts, prev);
     const failed = result.phase === 'Failed';
     const row = this.#status.put(
       result.key,

@@ -6,6 +6,7 @@ import { ConflictError, NotFoundError } from '../errors.ts';
 import { readPipeline } from './pipeline-view.ts';
 import { ClientHeldError, clientHold } from '../authz/holds.ts';
 import { pipelineOwner } from '../authz/ownership.ts';
+import { actorOf, appendAudit, type AuditInput } from '../audit/log.ts';
 import type { Logger } from '../log.ts';
 import type { Clock } from '../types.ts';
 import { pipelineClient, pipelineConnections } from './access.ts';
@@ -110,11 +111,9 @@ export class LocalRunDispatcher extends EventEmitter implements RunDispatcher {
     if (this.#closing) throw new ConflictError('the controller is shutting down');
     const pipeline = readPipeline(this.#opts.db, pipelineId, this.#opts.clock());
     if (!pipeline) throw new NotFoundError(`Pipeline ${pipelineId} not found`);
-    // A suspended or offboarded client's pipelines do not run, whoever starts them.
-    const owner = pipelineOwner(this.#opts.db, pipelineId);
-    const hold = owner ? clientHold(this.#opts.db, owner) : undefined;
-    if (owner && hold) throw new ClientHeldError(owner, hold);
+    const audit = admitStart(this.#opts.db, this.#opts.clock, pipelineId, trigger, actor);
     const run = this.#opts.store.create({ pipelineId, trigger, actor, owner: this.#owner, steps: pendingSteps(pipeline.steps) });
+    audit('ok');
     this.#opts.log.info({ runId: run.runId, pipelineId, trigger }, 'run queued');
     this.#queue.push({ runId: run.runId, tenant: pipelineClient(this.#opts.db, pipelineId) ?? null, queuedAt: Date.parse(run.queuedAt) });
     this.#pump();
@@ -125,6 +124,10 @@ export class LocalRunDispatcher extends EventEmitter implements RunDispatcher {
     const { store } = this.#opts;
     const run = store.get(runId);
     if (!run) throw new NotFoundError(`Run ${runId} not found`);
+    if (run.status === 'queued' || run.status === 'running') {
+      const owner = pipelineOwner(this.#opts.db, run.pipelineId);
+      appendAudit(this.#opts.db, { actor: { type: 'controller', id: 'controller' }, action: 'run.cancel', ...(owner ? { clientId: owner } : {}), object: { kind: 'Run', id: runId }, result: 'ok' }, this.#opts.clock);
+    }
     if (run.status === 'queued' && store.cancelQueued(runId)) {
       const i = this.#queue.findIndex((w) => w.runId === runId);
       if (i >= 0) this.#queue.splice(i, 1);
@@ -275,4 +278,25 @@ export class LocalRunDispatcher extends EventEmitter implements RunDispatcher {
     for (const resolve of waiters) resolve(run);
     this.emit('finished', run);
   }
+}
+
+/**
+ * Whether a run of `pipelineId` may start, for every dispatcher: a suspended or offboarded client's
+ * pipelines do not run, whoever starts them (the refusal is audited and thrown, 409). Returns the
+ * audit of the start, to record once the run exists.
+ */
+export function admitStart(db: Store, clock: Clock, pipelineId: string, trigger: RunTrigger, actor: string | null): (result: AuditInput['result']) => void {
+  const owner = pipelineOwner(db, pipelineId);
+  const hold = owner ? clientHold(db, owner) : undefined;
+  const audit = (result: AuditInput['result']) =>
+    appendAudit(
+      db,
+      { actor: trigger === 'schedule' ? { type: 'controller', id: 'scheduler' } : actorOf(actor), action: 'run.start', ...(owner ? { clientId: owner } : {}), object: { kind: 'Pipeline', id: pipelineId }, result },
+      clock,
+    );
+  if (owner && hold) {
+    audit('refused');
+    throw new ClientHeldError(owner, hold);
+  }
+  return audit;
 }

@@ -6,6 +6,7 @@ import type { Store } from '../store/db.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { ApiPurgeItem } from '../generated/schema-types.ts';
 import { isUnconfined } from '../authz/tenants.ts';
+import { actorOf, appendAudit } from '../audit/log.ts';
 
 /** One object a purge removes (`runs`: the runs of one pipeline, by pipeline ID). */
 export type PurgeItem = ApiPurgeItem;
@@ -120,6 +121,7 @@ export class ClientPurge {
       if (step === 'connection') await this.#withdrawManifests(clientId, actor, ['Connection']);
       rt.db.transaction(() => {
         STEP_SQL[step](rt, clientId);
+        if (step === 'registry') appendAudit(rt.db, { actor: actorOf(actor), action: 'client.purge', clientId, object: { kind: 'Client', id: clientId }, result: 'ok' }, rt.clock);
         const at = rt.clock().toISOString();
         rt.db.statements
           .prepare(`UPDATE client_purges SET steps_done = json_insert(steps_done, '$[#]', ?)${step === 'registry' ? ', finished_at = ?' : ''} WHERE client_id = ?`)

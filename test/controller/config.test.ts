@@ -140,4 +140,13 @@ describe('timeouts', () => {
     expect(() => loadConfig({ BI_HEADERS_TIMEOUT: 'soon' })).toThrow('BI_HEADERS_TIMEOUT: expected a duration such as 30s or 2m, got "soon"');
     expect(() => loadConfig({ BI_HEADERS_TIMEOUT: '3m' })).toThrow('BI_HEADERS_TIMEOUT must not be longer than BI_REQUEST_TIMEOUT');
   });
+
+  it('reads the lifecycle settings: BI_RETENTION (30d by default, days allowed), BI_PURGE_DRY_RUN, BI_AUDIT_RETENTION (keep by default)', () => {
+    const d = loadConfig({});
+    expect([d.retentionMs, d.purgeDryRun, d.auditRetentionMs]).toEqual([30 * 86_400_000, false, undefined]);
+    const c = loadConfig({ BI_RETENTION: '7d', BI_PURGE_DRY_RUN: 'true', BI_AUDIT_RETENTION: '365d' });
+    expect([c.retentionMs, c.purgeDryRun, c.auditRetentionMs]).toEqual([7 * 86_400_000, true, 365 * 86_400_000]);
+    expect(loadConfig({ BI_AUDIT_RETENTION: 'keep' }).auditRetentionMs).toBeUndefined();
+    expect(() => loadConfig({ BI_RETENTION: 'soon' })).toThrow(/BI_RETENTION/);
+  });
 });

@@ -11,6 +11,15 @@ import { type ClientRefs, type ClientSpec, type ClientStep } from './types.ts';
 import { connectionOwnership } from '../../authz/ownership.ts';
 import { connectionTaken } from '../../authz/authorizer.ts';
 import { columnTypesOf } from '../dashboard/fields.ts';
+import { actorOf, appendAudit } from '../../audit/log.ts';
+
+/** The audit action of a lifecycle transition between registry states (none when it is not one). */
+function transitionAction(from: string | undefined, to: string): string | undefined {
+  if (from === to || from === undefined || from === 'FAILED' || from === 'DELETED') return undefined;
+  if (to === 'SUSPENDED') return 'client.suspend';
+  if (to === 'OFFBOARDED') return 'client.offboard';
+  return from === 'OFFBOARDED' ? 'client.restore' : 'client.resume';
+}
 
 /** A core model's stored definition (JSON text); an unreadable one declares nothing. */
 function parseDefinition(text: string): unknown {
@@ -186,6 +195,8 @@ function applyClient(ctx: ApplyContext<ClientSpec>, steps: Steps): ClientRefs {
     };
     if (existing?.status === row.status && !changed && sameRegistryFields(existing, row)) return;
     upsertClient(db, row);
+    const action = transitionAction(existing?.status, row.status);
+    if (action) appendAudit(db, { actor: actorOf(ctx.actor), action, clientId, object: { kind: 'Client', id: clientId }, result: 'ok' }, () => ctx.now);
   });
 
   return {
@@ -372,10 +383,11 @@ function offboardClient(ctx: PruneContext, retentionMs: number): void {
   if (!refs.clientId) return;
   const at = ctx.now.toISOString();
   const retainUntil = new Date(ctx.now.getTime() + retentionMs).toISOString();
-  ctx.db.statements.prepare(
+  const changed = ctx.db.statements.prepare(
     `UPDATE clients SET status = 'OFFBOARDED', is_active = 0, retain_until = ?, last_modified_date = ?
      WHERE client_id = ? AND manifest_key = ? AND status IN ('ACTIVE', 'SUSPENDED')`,
-  ).run(retainUntil, at, refs.clientId, ctx.key);
+  ).run(retainUntil, at, refs.clientId, ctx.key).changes;
+  if (changed) appendAudit(ctx.db, { actor: actorOf(ctx.actor), action: 'client.offboard', clientId: refs.clientId, object: { kind: 'Client', id: refs.clientId }, result: 'ok' }, () => ctx.now);
 }
 
 /**

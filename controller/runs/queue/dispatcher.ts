@@ -8,7 +8,7 @@ import type { SecretStore } from '../../secrets/store.ts';
 import type { Store } from '../../store/db.ts';
 import type { Clock } from '../../types.ts';
 import { pipelineClient, pipelineConnections } from '../access.ts';
-import { ownerAlive, processOwner, type RunDispatcher } from '../dispatcher.ts';
+import { admitStart, ownerAlive, processOwner, type RunDispatcher } from '../dispatcher.ts';
 import { nextFairRun } from '../fairness.ts';
 import type { LogLine, RunStore, RunView } from '../store.ts';
 import type { EngineResult, RejectedRow, RunTrigger, StepProgress } from '../types.ts';
@@ -213,7 +213,9 @@ export class QueueRunDispatcher extends EventEmitter implements RunDispatcher {
     const pipeline = readPipeline(db, pipelineId, clock());
     if (!pipeline) throw new NotFoundError(`Pipeline ${pipelineId} not found`);
     const steps: StepProgress[] = pipeline.steps.map((s) => ({ stepId: s.id, type: s.type, name: s.name, status: 'pending', rowsIn: 0, rowsOut: 0, rowsRejected: 0, durationMs: 0, message: null }));
+    const audit = admitStart(db, clock, pipelineId, trigger, actor);
     const run = store.create({ pipelineId, trigger, actor, owner: this.#owner, steps });
+    audit('ok');
     log.info({ runId: run.runId, pipelineId, trigger }, 'run queued');
     this.pump();
     return run;

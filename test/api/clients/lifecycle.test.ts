@@ -150,6 +150,9 @@ describe('purge', () => {
     expect(early.statusCode).toBe(409);
     expect(early.json().error).toBe('Client ACME is retained until 2026-03-31T10:00:00.000Z: purge it then, or force it as an admin');
     t.clock.advance(30 * 24 * 3_600_000);
+    const scrape = await t.rt.metrics.registry.metrics();
+    expect(scrape).toContain('bi_clients{status="OFFBOARDED"} 1');
+    expect(scrape).toContain('bi_client_purges_pending 1');
     admin = await loginAs(t, { username: 'root2', role: 'admin' });
     const res = await purge({ confirm: 'acme' });
     expect(res.statusCode).toBe(200);
