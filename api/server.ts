@@ -1,12 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../controller/config.ts';
-import { createLogger } from '../controller/log.ts';
+import { UserStore } from '../controller/auth/users.ts';
+import { createLogger, type Logger } from '../controller/log.ts';
 import { Runtime } from '../controller/runtime.ts';
 import type { SyncReport } from '../controller/reconciler/types.ts';
 import { redactUrl } from '../controller/sources/git.ts';
 import { checkDataDirPlacement, checkStoreSource } from '../controller/store/source.ts';
 import { removeStaleTempFiles } from '../controller/writers/directory.ts';
 import { buildApp } from './app.ts';
+import { consoleUrl, firstStartHint } from './first-start.ts';
 
 export interface Server {
   app: FastifyInstance;
@@ -32,8 +34,8 @@ async function bootstrapAuth(runtime: Runtime): Promise<void> {
 const DRAIN_GRACE_MS = 3000;
 
 /** `bictl serve`: the runtime, its first sync, the HTTP API on HOST:PORT. */
-export async function startServer(config: Config): Promise<Server> {
-  const log = createLogger({ level: config.logLevel });
+export async function startServer(config: Config, opts: { log?: Logger } = {}): Promise<Server> {
+  const log = opts.log ?? createLogger({ level: config.logLevel });
   checkDataDirPlacement(config);
   const runtime = new Runtime({ config, log });
   try {
@@ -50,7 +52,9 @@ export async function startServer(config: Config): Promise<Server> {
   const app = await buildApp({ runtime, logger: log, trustProxy: config.trustProxy, timeouts: config.timeouts });
   const url = await app.listen({ host: config.host, port: config.port });
   runtime.runs.listening(Number(new URL(url).port));
-  log.info({ url, manifests: runtime.source.root, db: config.dbPath, git: config.git ? `${redactUrl(config.git.url)}#${config.git.branch}` : undefined }, 'listening');
+  log.info({ url, console: consoleUrl(url), manifests: runtime.source.root, db: config.dbPath, git: config.git ? `${redactUrl(config.git.url)}#${config.git.branch}` : undefined }, 'listening');
+  const hint = firstStartHint(url, new UserStore({ db: runtime.db, clock: runtime.clock }).count());
+  if (hint) log.warn(hint);
   // Serve /healthz at once; /readyz turns 200 when the first full sync is done (a folder
   // source has its watches in place before it lists the folder, so nothing changed meanwhile is missed).
   const t0 = performance.now();
