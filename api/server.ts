@@ -5,6 +5,7 @@ import { createLogger, type Logger } from '../controller/log.ts';
 import { Runtime } from '../controller/runtime.ts';
 import type { SyncReport } from '../controller/reconciler/types.ts';
 import { redactUrl } from '../controller/sources/git.ts';
+import { EXAMPLES_DIR, seedManifests } from '../controller/sources/seed.ts';
 import { checkDataDirPlacement, checkStoreSource } from '../controller/store/source.ts';
 import { removeStaleTempFiles } from '../controller/writers/directory.ts';
 import { buildApp } from './app.ts';
@@ -37,6 +38,7 @@ const DRAIN_GRACE_MS = 3000;
 export async function startServer(config: Config, opts: { log?: Logger } = {}): Promise<Server> {
   const log = opts.log ?? createLogger({ level: config.logLevel });
   checkDataDirPlacement(config);
+  if (config.seedManifests && seedManifests(config.manifestsDir)) log.info({ manifests: config.manifestsDir, from: EXAMPLES_DIR }, 'seeded the manifests folder with the examples');
   const runtime = new Runtime({ config, log });
   try {
     checkStoreSource(runtime.db, config, { record: true, adopt: config.adoptSource });

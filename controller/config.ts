@@ -35,6 +35,8 @@ export interface Config {
   /** BI_PIPELINE_EGRESS: hosts (`host` or `host:port`) pipelines may reach; empty = any but the forbidden ones. */
   pipelineEgress: string[];
   auth: AuthConfig;
+  /** The default manifests folder is used: `serve` seeds it with the shipped examples when it does not exist. */
+  seedManifests?: boolean;
   /** BI_STRICT_MANIFESTS: an unknown manifest field is an error (Invalid, 400), not a warning. */
   strictManifests: boolean;
 }
@@ -77,6 +79,9 @@ export interface GitConfig {
   authorName: string;
   authorEmail: string;
 }
+
+/** Not tracked in git: what the API writes never lands among the shipped examples (`manifests/`). */
+export const DEFAULT_MANIFESTS_DIR = './workspace/manifests';
 
 const DURATION_UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
@@ -207,7 +212,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   return {
     host: env.HOST || '127.0.0.1',
     port: parseInteger('PORT', env.PORT, 8080, { min: 0, max: 65_535 }),
-    manifestsDir: resolve(env.BI_MANIFESTS_DIR ?? './manifests'),
+    manifestsDir: resolve(env.BI_MANIFESTS_DIR || DEFAULT_MANIFESTS_DIR),
+    seedManifests: !env.BI_MANIFESTS_DIR && !git && overrides.manifestsDir === undefined,
     dbPath,
     dataDir: resolve(dbPath, '..'),
     bodyLimit: parseInteger('BI_BODY_LIMIT', env.BI_BODY_LIMIT, 1024 * 1024, { min: 1 }),
