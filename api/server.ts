@@ -1,15 +1,18 @@
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../controller/config.ts';
-import { createLogger } from '../controller/log.ts';
+import { UserStore } from '../controller/auth/users.ts';
+import { createLogger, type Logger } from '../controller/log.ts';
 import { Runtime } from '../controller/runtime.ts';
 import type { SyncReport } from '../controller/reconciler/types.ts';
 import { redactUrl } from '../controller/lib/redact-url.ts';
+import { EXAMPLES_DIR, seedManifests } from '../controller/sources/seed.ts';
 import { checkDataDirPlacement, checkStoreSource } from '../controller/store/source.ts';
 import { claimStore, CONTROL_SOCKET, releaseStore, updateClaim } from '../controller/store/owner.ts';
 import { removeStaleTempFiles } from '../controller/writers/directory.ts';
 import { buildApp } from './app.ts';
 import { listenControlSocket, MAX_SOCKET_PATH, type ControlSocket } from './control-socket.ts';
+import { consoleUrl, firstStartHint } from './first-start.ts';
 
 export interface Server {
   app: FastifyInstance;
@@ -50,11 +53,12 @@ async function openControlSocket(runtime: Runtime, log: Server['runtime']['log']
 const DRAIN_GRACE_MS = 3000;
 
 /** `bictl serve`: the runtime, its first sync, the HTTP API on HOST:PORT. */
-export async function startServer(config: Config): Promise<Server> {
-  const log = createLogger({ level: config.logLevel });
+export async function startServer(config: Config, opts: { log?: Logger } = {}): Promise<Server> {
+  const log = opts.log ?? createLogger({ level: config.logLevel });
   checkDataDirPlacement(config);
   // One store, one writer: a second server (or a bictl sync in progress) on this store is refused.
   claimStore(config.dataDir, 'serve', (o) => (o.role === 'serve' ? `stop it first, or give this one another BI_DB_PATH` : 'wait for it to finish'));
+  if (config.seedManifests && seedManifests(config.manifestsDir)) log.info({ manifests: config.manifestsDir, from: EXAMPLES_DIR }, 'seeded the manifests folder with the examples');
   let runtime: Runtime;
   try {
     runtime = new Runtime({ config, log });
@@ -87,7 +91,9 @@ export async function startServer(config: Config): Promise<Server> {
   runtime.runs.listening(Number(new URL(url).port));
   const control = await openControlSocket(runtime, log);
   updateClaim(config.dataDir, { url, socket: control?.path });
-  log.info({ url, manifests: runtime.source.root, db: config.dbPath, git: config.git ? `${redactUrl(config.git.url)}#${config.git.branch}` : undefined }, 'listening');
+  log.info({ url, console: consoleUrl(url), manifests: runtime.source.root, db: config.dbPath, git: config.git ? `${redactUrl(config.git.url)}#${config.git.branch}` : undefined }, 'listening');
+  const hint = firstStartHint(url, new UserStore({ db: runtime.db, clock: runtime.clock }).count());
+  if (hint) log.warn(hint);
   // Serve /healthz at once; /readyz turns 200 when the first full sync is done (a folder
   // source has its watches in place before it lists the folder, so nothing changed meanwhile is missed).
   const t0 = performance.now();

@@ -49,6 +49,8 @@ export interface Config {
   purgeDryRun: boolean;
   /** BI_AUDIT_RETENTION: audit entries older than this are pruned (the chain stays verifiable); undefined = keep all. */
   auditRetentionMs?: number;
+  /** The default manifests folder is used: `serve` seeds it with the shipped examples when it does not exist. */
+  seedManifests?: boolean;
   /** BI_STRICT_MANIFESTS: an unknown manifest field is an error (Invalid, 400), not a warning. */
   strictManifests: boolean;
   /** Queue mode (README "Runs on more than one machine"): set when BI_QUEUE_URL is. */
@@ -111,6 +113,9 @@ export interface GitConfig {
   authorName: string;
   authorEmail: string;
 }
+
+/** Not tracked in git: what the API writes never lands among the shipped examples (`manifests/`). */
+export const DEFAULT_MANIFESTS_DIR = './workspace/manifests';
 
 const DURATION_UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
@@ -276,7 +281,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   return {
     host: env.HOST || '127.0.0.1',
     port: parseInteger('PORT', env.PORT, 8080, { min: 0, max: 65_535 }),
-    manifestsDir: resolve(env.BI_MANIFESTS_DIR ?? './manifests'),
+    manifestsDir: resolve(env.BI_MANIFESTS_DIR || DEFAULT_MANIFESTS_DIR),
+    seedManifests: !env.BI_MANIFESTS_DIR && !git && overrides.manifestsDir === undefined,
     dbPath,
     dataDir: resolve(dbPath, '..'),
     bodyLimit: parseInteger('BI_BODY_LIMIT', env.BI_BODY_LIMIT, 1024 * 1024, { min: 1 }),

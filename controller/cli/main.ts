@@ -24,7 +24,7 @@ export async function main(argv: string[], io: CliIO = processIO, opts: { engine
   const program = new Command('bictl')
     .description('bi-controller: reconcile BI manifests from a folder or git repo into the platform')
     .version(packageVersion(), '-V, --version', 'print the version of bictl')
-    .option('--manifests <dir>', 'manifests directory (env BI_MANIFESTS_DIR, default ./manifests)')
+    .option('--manifests <dir>', 'manifests directory (env BI_MANIFESTS_DIR, default ./workspace/manifests)')
     .option('--db <path>', 'SQLite store (env BI_DB_PATH, default ./data/bi.sqlite)')
     .option('--adopt-source', "switch the store to the configured manifests source (folder or git URL/branch/path) when it was kept from another one")
     .showHelpAfterError()

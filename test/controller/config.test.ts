@@ -11,7 +11,8 @@ describe('loadConfig', () => {
     expect(c).toMatchObject({
       host: '127.0.0.1',
       port: 8080,
-      manifestsDir: resolve('manifests'),
+      manifestsDir: resolve('workspace/manifests'),
+      seedManifests: true,
       dbPath: resolve('data/bi.sqlite'),
       dataDir: resolve('data'),
       bodyLimit: 1024 * 1024,
@@ -23,6 +24,12 @@ describe('loadConfig', () => {
       pipelineEgress: [],
       strictManifests: false,
     });
+  });
+
+  it('seeds only the default manifests folder (never a configured one, never in git mode)', () => {
+    expect(loadConfig({ BI_MANIFESTS_DIR: '/srv/m' }).seedManifests).toBe(false);
+    expect(loadConfig({ BI_GIT_URL: 'file:///r.git' }).seedManifests).toBe(false);
+    expect(loadConfig({}, { manifestsDir: '/tmp/m' }).seedManifests).toBe(false);
   });
 
   it('reads the pipeline settings: files folder (default beside the store) and the egress allow-list', () => {

@@ -6,7 +6,10 @@ import type { CommandContext, GlobalFlags } from '../context.ts';
 export function commandConfig(ctx: CommandContext): Config {
   const flags = ctx.program.opts<GlobalFlags>();
   const overrides: Partial<Config> = {};
-  if (flags.manifests) overrides.manifestsDir = resolve(flags.manifests);
+  if (flags.manifests) {
+    overrides.manifestsDir = resolve(flags.manifests);
+    overrides.seedManifests = false;
+  }
   if (flags.db) {
     overrides.dbPath = resolve(flags.db);
     overrides.dataDir = resolve(flags.db, '..');

@@ -2,7 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Writable } from 'node:stream';
 import { startServer } from '../../../api/server.ts';
+import { createLogger } from '../../../controller/log.ts';
 import { loadConfig } from '../../../controller/config.ts';
 
 describe('first admin from BI_ADMIN_USER / BI_ADMIN_PASSWORD', () => {
@@ -27,6 +29,23 @@ describe('first admin from BI_ADMIN_USER / BI_ADMIN_PASSWORD', () => {
     expect(users).toEqual([{ user_id: userId, username: 'root', role: 'admin' }]);
     // The environment does not overwrite an existing admin's password.
     expect((await s2.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { username: 'root', password: 'first-admin-password' } })).statusCode).toBe(200);
+    await s2.close();
+  });
+
+  it('a first start without any user says where the console is and how to create the first admin; not once a user exists', async () => {
+    const lines: string[] = [];
+    const out = new Writable({ write: (chunk: Buffer, _enc, cb) => (lines.push(chunk.toString('utf8')), cb()) });
+    const log = createLogger({ level: 'info', out, batch: false });
+    const s1 = await startServer(config({}), { log });
+    const listening = lines.find((l) => / INFO  listening /.test(l)) ?? '';
+    expect(listening).toContain(`console=${s1.url}/ui/`);
+    expect(lines.filter((l) => / WARN  /.test(l)).map((l) => l.replace(/^\S+ WARN  /, '').trim())).toEqual([
+      `no user exists yet, so nobody can log in to the console at ${s1.url}/ui/: create the first admin with BI_ADMIN_USER and BI_ADMIN_PASSWORD (at least 8 characters) and start again, or run: echo 'a-long-password' | npx bictl users add admin --admin`,
+    ]);
+    await s1.close();
+    lines.length = 0;
+    const s2 = await startServer(config({ BI_ADMIN_USER: 'root', BI_ADMIN_PASSWORD: 'first-admin-password' }), { log });
+    expect(lines.filter((l) => / WARN  /.test(l))).toEqual([]);
     await s2.close();
   });
 
