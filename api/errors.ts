@@ -15,7 +15,7 @@ import {
 } from '../controller/errors.ts';
 
 /**
- * The member of an error body that carries the text: spec 4.4's pipeline endpoints answer
+ * The member of an error body that carries the text: docs/contract/api.md §4.4's pipeline endpoints answer
  * `{success:false, message}`, every other endpoint `{success:false, error}`. A route picks its
  * variant with `config: { errorField: 'message' }`.
  */
@@ -69,7 +69,7 @@ function detailsOf(err: unknown): ErrorDetails {
 export function errorBody(err: unknown, field: ErrorField): Record<string, unknown> {
   const e = err as FastifyError;
   const text = typeof e.code === 'string' && e.code.startsWith('FST_') ? clientMessage(e) : e.message;
-  // An unauthenticated API-key call answers as spec 7 shows: `{error}` alone.
+  // An unauthenticated API-key call answers as docs/contract/api.md §7 shows: `{error}` alone.
   if (err instanceof UnauthenticatedError && text === 'API key required') return { error: text };
   return { success: false, [field]: text, ...detailsOf(err) };
 }

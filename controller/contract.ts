@@ -140,7 +140,7 @@ export interface PlanEntry {
   problems?: Problem[];
 }
 
-/** Prefixes of the `<prefix><year>A<5 digits>` IDs of spec 2.1. */
+/** Prefixes of the `<prefix><year>A<5 digits>` IDs of docs/contract/api.md §2.1. */
 export const ID_PREFIXES = {
   connection: 'D',
   semanticModel: 'SM',
@@ -152,7 +152,7 @@ export const ID_PREFIXES = {
 } as const;
 export type IdKind = keyof typeof ID_PREFIXES;
 
-/** Issues the IDs of spec 2.1 inside an applier's transaction (store/ids.ts implements it). */
+/** Issues the IDs of docs/contract/api.md §2.1 inside an applier's transaction (store/ids.ts implements it). */
 export interface IdIssuer {
   next(kind: IdKind): string;
   /** Honours a caller-chosen ID: checks its shape and reserves it. */

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
-/** Cookie names of spec 5.2. */
+/** Cookie names of docs/contract/api.md §5.2. */
 export const SESSION_COOKIE = 'LASID';
 export const ACCESS_COOKIE = 'ATN';
 export const REFRESH_COOKIE = 'RTN';

@@ -103,8 +103,8 @@ function finishOperation(op: Json): Json {
 }
 
 export const SECURITY_SCHEMES = {
-  apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'An API key (spec 5.1); `Authorization: Bearer <key>` works too' },
-  bearer: { type: 'http', scheme: 'bearer', description: 'An API key as a bearer token (spec 5.1)' },
+  apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'An API key (docs/contract/api.md §5.1); `Authorization: Bearer <key>` works too' },
+  bearer: { type: 'http', scheme: 'bearer', description: 'An API key as a bearer token (docs/contract/api.md §5.1)' },
   session: { type: 'apiKey', in: 'cookie', name: 'LASID', description: 'The session cookie set by POST /v1/auth/login' },
   csrf: { type: 'apiKey', in: 'header', name: 'CTN', description: 'The CSRF token returned by POST /v1/auth/login (or /v1/auth/refresh)' },
 } as const;

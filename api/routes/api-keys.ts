@@ -16,7 +16,7 @@ interface CreateKeyBody {
   clientId?: string;
 }
 
-/** Checks the body of spec 4.7; every problem is reported with its field. */
+/** Checks the body of docs/contract/api.md §4.7; every problem is reported with its field. */
 export function parseCreateKey(body: unknown, now: Date): CreateKeyBody {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new ValidationError([{ path: '', message: 'Request body must be a JSON object with a label' }]);
@@ -52,7 +52,7 @@ export function parseCreateKey(body: unknown, now: Date): CreateKeyBody {
 export const MEMBER_KEY_NEEDS_CLIENT = 'A member\'s API key must name one of their granted clients (clientId)';
 export const clientNotGranted = (clientId: string): string => `Client ${clientId} is not granted to this user`;
 
-/** API-key management (spec 4.7, 4.8, and the listing of DESIGN.md); every route is S with CTN. */
+/** API-key management (docs/contract/api.md §4.7, 4.8, and the listing of docs/contract/design.md); every route is S with CTN. */
 export default async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
   const session = requireSession(app);
   const authz = app.runtime.authz;

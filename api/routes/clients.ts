@@ -13,8 +13,8 @@ import { statusItem } from './reconciler.ts';
 import { clientManifestRow, OffboardClient, planOffboarding } from '../../controller/usecases/offboard-client.ts';
 
 /**
- * The client registry (session): the listing (spec 4.5), the single read (4.6) and the export
- * of an onboarding package (DESIGN: endpoints beyond the spec). Admins see every client; a
+ * The client registry (session): the listing (docs/contract/api.md §4.5), the single read (4.6) and the export
+ * of an onboarding package (docs/contract/design.md: endpoints beyond the spec). Admins see every client; a
  * member sees, read-only, the clients granted to them (others answer as unknown).
  */
 export default async function clientRoutes(app: FastifyInstance): Promise<void> {

@@ -1,5 +1,5 @@
 /**
- * JSON Schemas of the pipeline-run endpoints (DESIGN "Pipeline runs"), ready to attach as a
+ * JSON Schemas of the pipeline-run endpoints (docs/contract/design.md, "Pipeline runs"), ready to attach as a
  * route's `schema` and to publish in the OpenAPI document.
  */
 
@@ -79,7 +79,7 @@ export const logLineSchema = {
   properties: { at: { type: 'string' }, level: { type: 'string', enum: ['info', 'warn', 'error'] }, message: { type: 'string' } },
 } as const;
 
-/** Failures of the pipeline endpoints: `{success:false, message}` (spec 4.4 style). */
+/** Failures of the pipeline endpoints: `{success:false, message}` (docs/contract/api.md §4.4 style). */
 export const failureSchema = {
   type: 'object',
   required: ['success', 'message'],

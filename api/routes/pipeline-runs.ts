@@ -35,7 +35,7 @@ export function parseRunStatus(raw: unknown): RunStatus | undefined {
 }
 
 /**
- * Pipeline runs (DESIGN "Pipeline runs"): start, read, list, cancel, rejects — API key (A) and,
+ * Pipeline runs (docs/contract/design.md, "Pipeline runs"): start, read, list, cancel, rejects — API key (A) and,
  * for the UI, the same behind a session with `{userId}` last in the path (S). A pipeline or run
  * the caller may not see answers exactly like an unknown one (404).
  */
@@ -101,7 +101,7 @@ export default async function pipelineRunRoutes(app: FastifyInstance): Promise<v
   ];
   const apiKey: preHandlerAsyncHookHandler = requireApiKey(app);
   const session: preHandlerAsyncHookHandler = requireSession(app);
-  // Pipeline endpoints answer failures as `{success:false, message}` (spec 4.4).
+  // Pipeline endpoints answer failures as `{success:false, message}` (docs/contract/api.md §4.4).
   const config = { errorField: 'message' as const };
   for (const [method, url, handler, schema] of routes) {
     app.route({ method, url, preHandler: apiKey, config, handler, schema: pipelineRunRouteSchemas[schema].apiKey });

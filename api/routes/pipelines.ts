@@ -8,10 +8,10 @@ import { requireApiKey, requireSession } from '../auth/guards.ts';
 import { principalOf } from '../auth/principal.ts';
 import { pipelineSchemas } from '../schemas/pipelines.ts';
 
-/** Pipeline endpoints answer failures as `{success:false, message}` (spec 4.4), not `error`. */
+/** Pipeline endpoints answer failures as `{success:false, message}` (docs/contract/api.md §4.4), not `error`. */
 const messageErrors = { errorField: 'message' as const };
 
-/** Pipeline import (spec 4.4, its session variant) and the stored pipeline (DESIGN.md). */
+/** Pipeline import (docs/contract/api.md §4.4, its session variant) and the stored pipeline (docs/contract/design.md). */
 export default async function pipelineRoutes(app: FastifyInstance): Promise<void> {
   const importer = new ImportPipeline({ runtime: app.runtime });
   const authz = app.runtime.authz;

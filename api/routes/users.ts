@@ -41,7 +41,7 @@ function readRole(value: unknown, problems: Problem[], required: boolean): Role 
 const view = (u: UserView) => ({ userId: u.userId, username: u.username, role: u.role, clients: u.clients, disabled: u.disabled, createdAt: u.createdAt });
 
 /**
- * The users API (DESIGN.md, tenancy): list, create, change role / grants / disabled. Admin
+ * The users API (docs/contract/design.md, tenancy): list, create, change role / grants / disabled. Admin
  * sessions only; the last enabled admin cannot be demoted or disabled, nor an admin disable or
  * demote themself (409).
  */

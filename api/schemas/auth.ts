@@ -51,7 +51,7 @@ export const apiKeySchemas = {
   create: route({
     method: 'POST',
     operationId: 'createApiKey',
-    summary: 'Create an API key (spec 4.7); the key is shown this once only',
+    summary: 'Create an API key (docs/contract/api.md §4.7); the key is shown this once only',
     tags: ['api-keys'],
     auth: 'session',
     params: pathParams({ userId: USER_ID }),
@@ -75,7 +75,7 @@ export const apiKeySchemas = {
   revoke: route({
     method: 'DELETE',
     operationId: 'revokeApiKey',
-    summary: 'Revoke an API key (spec 4.8): it stops working at once',
+    summary: 'Revoke an API key (docs/contract/api.md §4.8): it stops working at once',
     tags: ['api-keys'],
     auth: 'session',
     params: pathParams({ userId: USER_ID, keyId: KEY_ID }),

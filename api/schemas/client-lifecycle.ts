@@ -21,7 +21,7 @@ const shortcut = (operationId: string, summary: string, description: string, con
     },
   });
 
-/** The lifecycle shortcuts (DESIGN.md, "Tenant lifecycle"): each writes the client's manifest through the one write path. */
+/** The lifecycle shortcuts (docs/contract/design.md, "Tenant lifecycle"): each writes the client's manifest through the one write path. */
 export const lifecycleSchemas = {
   suspend: shortcut(
     'suspendClient',

@@ -2,7 +2,7 @@ import { answer, apiBody, CLIENT_ID, oneOf, pathParams, route, schemaFile, USER_
 
 const onboard = (auth: 'apiKey' | 'admin') =>
   route({
-    ...writeVariant(auth, 'onboardClient', { apiKey: 'Onboard a client (spec 4.1)', session: 'Onboard a client, admin session (spec 4.1)' }),
+    ...writeVariant(auth, 'onboardClient', { apiKey: 'Onboard a client (docs/contract/api.md §4.1)', session: 'Onboard a client, admin session (docs/contract/api.md §4.1)' }),
     description:
       'Writes `clients/<CLIENTID>.yaml` and reconciles it at once: all or nothing. An ACTIVE client answers 200 ALREADY_EXISTS and nothing is created.',
     tags: ['clients'],
@@ -10,7 +10,7 @@ const onboard = (auth: 'apiKey' | 'admin') =>
     response: {
       201: answer('OnboardResult', 'COMPLETED: the client is ACTIVE'),
       200: oneOf(['OnboardResult', 'OnboardPlanned'], 'ALREADY_EXISTS (nothing created), or the plan of a dry run'),
-      400: answer('ErrorBody', "`Validation failed: <problems separated by '; '>` (spec 7), or a malformed body"),
+      400: answer('ErrorBody', "`Validation failed: <problems separated by '; '>` (docs/contract/api.md §7), or a malformed body"),
       403: answer('ErrorBody', 'The API key is scoped to another client (or, with a session: CSRF, another user, Admin role required)'),
       409: answer('ErrorBody', 'The connection belongs to another client; nothing written'),
       422: oneOf(['OnboardFailed', 'OnboardPlanFailed'], 'A step failed: everything created is removed, a FAILED entry kept for audit'),
@@ -27,7 +27,7 @@ export const clientSchemas = {
     ...admin,
     method: 'GET',
     operationId: 'listClients',
-    summary: 'List clients (spec 4.5)',
+    summary: 'List clients (docs/contract/api.md §4.5)',
     params: pathParams({ userId: USER_ID }),
     querystring: {
       type: 'object',
@@ -46,7 +46,7 @@ export const clientSchemas = {
     ...admin,
     method: 'GET',
     operationId: 'readClient',
-    summary: 'One client (spec 4.6)',
+    summary: 'One client (docs/contract/api.md §4.6)',
     params: pathParams({ clientId: CLIENT_ID, userId: USER_ID }),
     response: { 200: answer('ClientRead', 'The client'), 404: answer('ErrorBody', '`Client <ID> not found`') },
   }),

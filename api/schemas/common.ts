@@ -28,7 +28,7 @@ export function pathParams(props: Record<string, Json>): Json {
   return { type: 'object', required: Object.keys(props), properties: props };
 }
 
-export const USER_ID: Json = { type: 'string', pattern: '^U\\d{4}A\\d{5}$', description: 'the ID of the signed-in user (spec 5.2)' };
+export const USER_ID: Json = { type: 'string', pattern: '^U\\d{4}A\\d{5}$', description: 'the ID of the signed-in user (docs/contract/api.md §5.2)' };
 export const CLIENT_ID: Json = { type: 'string', description: 'client ID (case-insensitive: stored uppercased)' };
 
 const DRY_RUN: Json = {
@@ -54,15 +54,15 @@ export function writeVariant(auth: 'apiKey' | 'session' | 'admin', operationId: 
 
 /** Who may call a route; decides its security requirement and the failures of its guard. */
 export type Auth =
-  /** API key (spec 5.1): 401 `{error}`, 429 past the per-key limit. */
+  /** API key (docs/contract/api.md §5.1): 401 `{error}`, 429 past the per-key limit. */
   | 'apiKey'
-  /** Browser session with the CTN header (spec 5.2): 401 Session required, 403 CSRF or another user. */
+  /** Browser session with the CTN header (docs/contract/api.md §5.2): 401 Session required, 403 CSRF or another user. */
   | 'session'
   /** Browser session of an admin: also 403 Admin role required. */
   | 'admin'
   | 'none';
 
-/** Which body a route's own failures have: spec 7's `{success, error}` or spec 4.4's `{success, message}`. */
+/** Which body a route's own failures have: docs/contract/api.md §7's `{success, error}` or docs/contract/api.md §4.4's `{success, message}`. */
 export type ErrorVariant = 'ErrorBody' | 'MessageError';
 
 export interface RouteDoc {

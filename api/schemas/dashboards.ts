@@ -2,14 +2,14 @@ import { answer, CLIENT_ID, pathParams, route, schemaFile, USER_ID, writeVariant
 
 const importDashboard = (auth: 'apiKey' | 'session') =>
   route({
-    ...writeVariant(auth, 'importDashboard', { apiKey: 'Import a dashboard (spec 4.2)', session: 'Import a dashboard, browser session (spec 4.3)' }),
+    ...writeVariant(auth, 'importDashboard', { apiKey: 'Import a dashboard (docs/contract/api.md §4.2)', session: 'Import a dashboard, browser session (docs/contract/api.md §4.3)' }),
     description: 'Writes `dashboards/<name>.yaml` and reconciles it at once; withdrawn again when it fails.',
     tags: ['dashboards'],
     body: schemaFile('dashboard'),
     response: {
       201: answer('DashboardImported', 'Imported'),
       200: answer('DashboardImportPlanned', 'The plan of a dry run; nothing written'),
-      400: answer('ErrorBody', 'The payload is invalid: every problem named (spec 7), or a malformed body'),
+      400: answer('ErrorBody', 'The payload is invalid: every problem named (docs/contract/api.md §7), or a malformed body'),
       403: answer('ErrorBody', "The API key is scoped to a client: dataSource.dbId must be that client's connection"),
       422: answer('ErrorBody', 'A step of the apply failed (e.g. an unknown connection or VDM field); nothing kept'),
       503: answer('ErrorBody', 'The manifest could not be recorded; nothing applied'),
@@ -57,7 +57,7 @@ export const dashboardSchemas = {
   chartTypes: route({
     method: 'GET',
     operationId: 'chartTypes',
-    summary: 'Chart types and aggregations (spec 4.9), without authentication',
+    summary: 'Chart types and aggregations (docs/contract/api.md §4.9), without authentication',
     tags: ['dashboards'],
     auth: 'none',
     response: { 200: answer('ChartTypes', 'The catalogue') },

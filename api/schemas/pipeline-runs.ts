@@ -14,7 +14,7 @@ const SUMMARIES: Record<Operation, string> = {
 };
 
 /**
- * The run endpoints (DESIGN "Pipeline runs"), each by API key and by browser session
+ * The run endpoints (docs/contract/design.md, "Pipeline runs"), each by API key and by browser session
  * (`{userId}` last): the bodies of api/routes/pipeline-runs.schemas.ts, with the guards'
  * failures and the pipeline endpoints' `{success:false, message}`.
  */

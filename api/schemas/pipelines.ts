@@ -2,15 +2,15 @@ import { answer, oneOf, pathParams, route, schemaFile, USER_ID, writeVariant } f
 
 const importPipeline = (auth: 'apiKey' | 'session') =>
   route({
-    ...writeVariant(auth, 'importPipeline', { apiKey: 'Import a pipeline (spec 4.4)', session: 'Import a pipeline, browser session' }),
-    description: 'Writes `pipelines/<name>.yaml` and reconciles it at once. Failures answer `{success: false, message}` (spec 4.4).',
+    ...writeVariant(auth, 'importPipeline', { apiKey: 'Import a pipeline (docs/contract/api.md §4.4)', session: 'Import a pipeline, browser session' }),
+    description: 'Writes `pipelines/<name>.yaml` and reconciles it at once. Failures answer `{success: false, message}` (docs/contract/api.md §4.4).',
     tags: ['pipelines'],
     errors: 'MessageError',
     body: schemaFile('pipeline'),
     response: {
       201: answer('PipelineImported', 'Imported: status draft, every step configured'),
       200: answer('PipelinePlanned', 'The plan of a dry run; nothing written'),
-      400: answer('MessageError', 'The payload is invalid, e.g. `Pipeline JSON must include a name.` (spec 7), or a malformed body'),
+      400: answer('MessageError', 'The payload is invalid, e.g. `Pipeline JSON must include a name.` (docs/contract/api.md §7), or a malformed body'),
       403:
         auth === 'apiKey'
           ? answer('MessageError', "The API key is scoped to a client: the pipeline's connections must be that client's")

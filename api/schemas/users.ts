@@ -2,7 +2,7 @@ import { answer, apiBody, pathParams, route, USER_ID } from './common.ts';
 
 const admin = { tags: ['users'], auth: 'admin' as const };
 
-/** The users API (DESIGN "Tenancy and authorization"): admin sessions only. */
+/** The users API (docs/contract/design.md, "Tenancy and authorization"): admin sessions only. */
 export const userSchemas = {
   list: route({
     ...admin,

@@ -60,7 +60,7 @@ const chart = (title: string, type: string, measure: string, dimension?: string)
   dimensions: dimension ? [dimension] : [],
 });
 
-/** A realistic dashboard import (spec 2.4): a KPI, a bar, a line with a drill-down. */
+/** A realistic dashboard import (docs/contract/api.md §2.4): a KPI, a bar, a line with a drill-down. */
 export function dashboardPayload(name: string): Record<string, unknown> {
   return {
     name,
@@ -92,7 +92,7 @@ const onboardingDashboard = (name: string) => ({
   ],
 });
 
-/** An onboarding package (spec 2.3) with `vdms` VDMs and `dashboards` dashboards. */
+/** An onboarding package (docs/contract/api.md §2.3) with `vdms` VDMs and `dashboards` dashboards. */
 export function onboardingPackage(clientId: string, opts: { vdms?: number; dashboards?: number; connectionId?: string } = {}): Record<string, unknown> {
   const vdms = opts.vdms ?? 3;
   const dashboards = opts.dashboards ?? 2;
@@ -110,7 +110,7 @@ export function onboardingPackage(clientId: string, opts: { vdms?: number; dashb
   };
 }
 
-/** A pipeline import (spec 2.5). */
+/** A pipeline import (docs/contract/api.md §2.5). */
 export function pipelinePayload(name: string): Record<string, unknown> {
   return {
     name,

@@ -14,7 +14,7 @@ function body(head: string, key: string, item: string): string {
 }
 
 /**
- * Big bodies are cheap (DESIGN round 3): the server's main-thread CPU per 1 MiB body of empty
+ * Big bodies are cheap (docs/contract/design.md): the server's main-thread CPU per 1 MiB body of empty
  * items (the event loop's cost; goal < 100 ms), and `/healthz` p99 while six senders push such
  * bodies (goal < 300 ms).
  */

@@ -10,7 +10,7 @@ const TRADES = ['Retail', 'Logistics', 'Foods', 'Pharma', 'Energy', 'Media', 'Ba
 
 const pad = (n: number, w = 5) => String(n).padStart(w, '0');
 
-/** A realistic registry row (spec 2.2) for client number `i`. */
+/** A realistic registry row (docs/contract/api.md §2.2) for client number `i`. */
 export function registryRow(i: number, userId: string) {
   const word = WORDS[i % WORDS.length];
   const status = i % 50 === 7 ? 'DELETED' : i % 17 === 3 ? 'FAILED' : 'ACTIVE';

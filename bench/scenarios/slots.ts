@@ -1,4 +1,4 @@
-// Fair slots and run retention (DESIGN round 3), in-process: the run store, the retention sweep
+// Fair slots and run retention (docs/contract/design.md), in-process: the run store, the retention sweep
 // and the in-process dispatcher with an engine whose runs take a fixed time.
 import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';

@@ -6,7 +6,7 @@ import { generateApiKey, keyPrefixOf } from './api-key-text.ts';
 import { sha256 } from '../hash.ts';
 import type { Role } from './users.ts';
 
-/** A key as listed (spec 2.6): never the secret. */
+/** A key as listed (docs/contract/api.md §2.6): never the secret. */
 export type ApiKeyInfo = ApiApiKeyInfo;
 
 /** What authenticating with a key needs to know, joined with its user. */

@@ -2,7 +2,7 @@ import type { Store } from '../store/db.ts';
 import { ConflictError } from '../errors.ts';
 
 /**
- * A client whose tenant may not act (DESIGN.md, "Tenant lifecycle"): SUSPENDED (its manifest says
+ * A client whose tenant may not act (docs/contract/design.md, "Tenant lifecycle"): SUSPENDED (its manifest says
  * `suspended: true`) or OFFBOARDED (its manifest removed, retained until its purge). Its keys and
  * members are refused its data and writes, and its runs are refused, while registry and status
  * reads still show it.

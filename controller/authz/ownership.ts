@@ -3,7 +3,7 @@ import { resolveSteps } from '../kinds/pipeline/normalize.ts';
 import type { PipelineSpec } from '../kinds/pipeline/types.ts';
 
 /**
- * Who owns what (DESIGN.md, "Tenancy and authorization"): every object belongs to at most one
+ * Who owns what (docs/contract/design.md, "Tenancy and authorization"): every object belongs to at most one
  * client. These read the stored owner; appliers store it when they create the object.
  */
 

@@ -5,7 +5,7 @@ import type { UserRights } from './rights.ts';
 export type Tenants = 'all' | readonly string[];
 
 /**
- * Effective tenants = the user's current rights ∩ the key's scope (DESIGN.md: a key never does
+ * Effective tenants = the user's current rights ∩ the key's scope (docs/contract/design.md: a key never does
  * more than its user). An admin's session or unscoped key: every client; a scoped key: its
  * client; a member: the granted clients, and through a key only its (granted) client.
  */

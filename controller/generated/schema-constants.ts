@@ -17,7 +17,7 @@ export const IS_PUBLIC_DEFAULT = true as const;
 export const AGGREGATIONS = ["sum","count","average","avg","min","max","distinct","as-is"] as const;
 /** Reconcile phases of a manifest. */
 export const PHASES = ["Pending","Synced","Failed","Invalid","Pruned"] as const;
-/** Client registry statuses (spec 3). */
+/** Client registry statuses (docs/contract/api.md §3). */
 export const CLIENT_STATUSES = ["ACTIVE","FAILED","SUSPENDED","OFFBOARDED","DELETED"] as const;
 /** String limits of an onboarding package's fields (minLength, maxLength, pattern). */
 export const CLIENT_LIMITS = {"clientId":{"minLength":1,"pattern":"^([A-Za-z0-9][A-Za-z0-9_-]{0,63})?$"},"clientName":{"maxLength":200,"pattern":"\\S"},"description":{"maxLength":2000},"connectionId":{"minLength":1,"pattern":"^(D[0-9]{4}A[0-9]{5})?$"},"coreModelId":{"minLength":1,"pattern":"^(SM[0-9]{4}A[0-9]{5})?$"}} as const;

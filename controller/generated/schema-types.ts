@@ -546,7 +546,7 @@ export type PipelineSchedule = {
   startTime?: string;
 };
 /**
- * A refused or failed request (spec 7: `{success: false, error}`)
+ * A refused or failed request (docs/contract/api.md §7: `{success: false, error}`)
  */
 export type ApiErrorBody = {
   success: false;
@@ -556,7 +556,7 @@ export type ApiErrorBody = {
   error: string;
 };
 /**
- * A refused pipeline request (spec 4.4: `{success: false, message}`)
+ * A refused pipeline request (docs/contract/api.md §4.4: `{success: false, message}`)
  */
 export type ApiMessageError = {
   success: false;
@@ -566,7 +566,7 @@ export type ApiMessageError = {
   message: string;
 };
 /**
- * Missing, unknown, revoked or expired API key (spec 7)
+ * Missing, unknown, revoked or expired API key (docs/contract/api.md §7)
  */
 export type ApiApiKeyError = {
   error: 'API key required' | 'Invalid API key' | 'API key expired';
@@ -720,7 +720,7 @@ export type ApiApiKeyList = {
   keys: ApiApiKeyInfo[];
 };
 /**
- * The `client` of the onboarding response (spec 4.1)
+ * The `client` of the onboarding response (docs/contract/api.md §4.1)
  */
 export type ApiOnboardedClient = {
   clientId: string;
@@ -732,7 +732,7 @@ export type ApiOnboardedClient = {
   experimentIds: string[];
   coreModelId: string | null;
   /**
-   * registry status (spec 3)
+   * registry status (docs/contract/api.md §3)
    */
   status: 'ACTIVE' | 'FAILED' | 'SUSPENDED' | 'OFFBOARDED' | 'DELETED';
   /**
@@ -819,7 +819,7 @@ export type ApiOnboardPlanFailed = {
   error: string;
 };
 /**
- * A record of the client listing (spec 4.5)
+ * A record of the client listing (docs/contract/api.md §4.5)
  */
 export type ApiListedClient = {
   clientId: string;
@@ -837,7 +837,7 @@ export type ApiListedClient = {
   experimentIds: string[];
   coreModelId: string | null;
   /**
-   * registry status (spec 3)
+   * registry status (docs/contract/api.md §3)
    */
   status: 'ACTIVE' | 'FAILED' | 'SUSPENDED' | 'OFFBOARDED' | 'DELETED';
   onboardedBy: string | null;
@@ -867,7 +867,7 @@ export type ApiClientList = {
   };
 };
 /**
- * The single read (spec 4.6)
+ * The single read (docs/contract/api.md §4.6)
  */
 export type ApiClientDetail = {
   clientId: string;
@@ -885,7 +885,7 @@ export type ApiClientDetail = {
   experimentIds: string[];
   coreModelId: string | null;
   /**
-   * registry status (spec 3)
+   * registry status (docs/contract/api.md §3)
    */
   status: 'ACTIVE' | 'FAILED' | 'SUSPENDED' | 'OFFBOARDED' | 'DELETED';
   onboardedBy: string | null;
@@ -931,7 +931,7 @@ export type ApiClientAudit = {
    */
   audit: {
     /**
-     * registry status (spec 3)
+     * registry status (docs/contract/api.md §3)
      */
     status: 'ACTIVE' | 'FAILED' | 'SUSPENDED' | 'OFFBOARDED' | 'DELETED';
     clientName: string;
@@ -1187,13 +1187,13 @@ export type ApiClientOffboarded = {
 export type ApiChartTypes = {
   success: true;
   /**
-   * friendly name → CH code (spec 4.9)
+   * friendly name → CH code (docs/contract/api.md §4.9)
    */
   chartTypes: {
     [k: string]: string;
   };
   /**
-   * friendly name → operation name (spec 4.9)
+   * friendly name → operation name (docs/contract/api.md §4.9)
    */
   aggregations: {
     [k: string]: string;
@@ -1425,7 +1425,7 @@ export type ApiPipelineView = {
   owner?: string | null;
 };
 /**
- * A pipeline run (DESIGN "Pipeline runs")
+ * A pipeline run (docs/contract/design.md, "Pipeline runs")
  */
 export type ApiPipelineRun = {
   runId: string;

@@ -8,7 +8,7 @@ export function signature(secret: string, body: string): string {
 
 const BAD: ReadonlySet<NotificationEvent> = new Set(['object.failed', 'client.failed', 'prune.blocked', 'run.failed', 'git.failed', 'clientset.paused']);
 
-/** The webhook body exactly as DESIGN.md writes it. */
+/** The webhook body exactly as docs/contract/design.md writes it. */
 export function webhookBody(n: Notification, event: NotificationEvent): WebhookBody {
   return {
     event,

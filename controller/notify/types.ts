@@ -1,4 +1,4 @@
-/** The events a Notifier can subscribe to (DESIGN.md "Metrics and notifications"). */
+/** The events a Notifier can subscribe to (docs/contract/design.md "Metrics and notifications"). */
 export const NOTIFICATION_EVENTS = [
   'object.failed',
   'object.recovered',
@@ -58,7 +58,7 @@ export interface Subject {
   clientId?: string;
 }
 
-/** The webhook body, exactly as DESIGN.md writes it. */
+/** The webhook body, exactly as docs/contract/design.md writes it. */
 export interface WebhookBody {
   event: NotificationEvent;
   kind: string;

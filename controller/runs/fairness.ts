@@ -1,5 +1,5 @@
 /**
- * Which waiting run starts next when a slot frees (DESIGN round 3, "Fair slots"): round-robin
+ * Which waiting run starts next when a slot frees (docs/contract/design.md, "Fair slots"): round-robin
  * across tenants, so one tenant's flood delays another's run by at most one run's duration.
  * Pure: the in-process dispatcher and the PostgreSQL queue mode both ask it.
  */

@@ -1,5 +1,5 @@
 /**
- * What a run may reach (DESIGN.md, "Containment of tenant work"): the one place that decides
+ * What a run may reach (docs/contract/design.md, "Containment of tenant work"): the one place that decides
  * where a connection's credential may go, which schema a shared connection pins for the
  * pipeline's tenant and which files folder a pipeline reads. The import check and the run's
  * steps ask the same questions of the same object, so a stored pipeline that predates a rule is

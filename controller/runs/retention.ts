@@ -3,7 +3,7 @@ import type { Logger } from '../log.ts';
 import type { Store } from '../store/db.ts';
 import type { Clock } from '../types.ts';
 
-/** Runs of each pipeline kept whatever their age (DESIGN: the last 20). */
+/** Runs of each pipeline kept whatever their age (docs/contract/design.md: the last 20). */
 export const RUNS_KEPT_PER_PIPELINE = 20;
 export const RETENTION_INTERVAL_MS = 3_600_000;
 /** Ended runs looked at per batch; rows deleted per batch (a run, its log lines and rejects: up to 2,001), and runs. */

@@ -32,7 +32,7 @@ export interface RunProgress {
 }
 
 
-/** Rejected rows kept per run (DESIGN: the first 1,000). */
+/** Rejected rows kept per run (docs/contract/design.md: the first 1,000). */
 export const MAX_REJECTS_KEPT = 1000;
 /** Log lines kept per run; the rest are counted, and the count is logged at the end. */
 export const MAX_LOG_LINES = 1000;

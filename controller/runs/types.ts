@@ -17,7 +17,7 @@ export type RunStatus = ApiPipelineRun['status'];
 export type StepStatus = ApiRunStepProgress['status'];
 export type RunTrigger = ApiPipelineRun['trigger'];
 
-/** A step of a run as DESIGN.md's `run.steps[]` shows it. */
+/** A step of a run as docs/contract/design.md's `run.steps[]` shows it. */
 export interface StepProgress {
   stepId: string;
   type: StepType;
@@ -32,7 +32,7 @@ export interface StepProgress {
   checks?: Record<string, unknown>;
 }
 
-/** A row a step refused, with every reason (DESIGN: rejects are `{step, row, reasons}`). */
+/** A row a step refused, with every reason (docs/contract/design.md: rejects are `{step, row, reasons}`). */
 export interface RejectedRow {
   /** The refusing step's ID (`step-<digits>-<index>`). */
   step: string;
@@ -79,7 +79,7 @@ export interface ResolvedAddress {
   family: 4 | 6;
 }
 
-/** Where a pipeline may connect (DESIGN: never the controller's own address, never 169.254.0.0/16; `BI_PIPELINE_EGRESS` allow-list when set). */
+/** Where a pipeline may connect (docs/contract/design.md: never the controller's own address, never 169.254.0.0/16; `BI_PIPELINE_EGRESS` allow-list when set). */
 export interface EgressPolicy {
   /** Throws a clear Error when `host:port` may not be reached. Called before every outbound connection. */
   check(host: string, port: number): Promise<void>;

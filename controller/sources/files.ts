@@ -4,7 +4,7 @@ import { join, sep } from 'node:path';
 import { isSourcePath, MAX_MANIFEST_BYTES } from '../manifest/loader.ts';
 import type { SourceFile } from '../reconciler/types.ts';
 
-/** The status message of a path the reader refuses to open (DESIGN: filesystem boundary). */
+/** The status message of a path the reader refuses to open (docs/contract/design.md: filesystem boundary). */
 export const NOT_A_REGULAR_FILE = 'not a regular file inside the manifests root';
 export const TOO_LARGE = `file is larger than ${MAX_MANIFEST_BYTES / 1024 / 1024} MiB`;
 

@@ -16,7 +16,7 @@ export interface LifecycleOutcome {
 }
 
 /**
- * The lifecycle shortcuts of the API and `bictl clients …` (DESIGN.md, "Tenant lifecycle"): each
+ * The lifecycle shortcuts of the API and `bictl clients …` (docs/contract/design.md, "Tenant lifecycle"): each
  * writes the client's manifest through the one write path, so git (or the folder) stays the
  * desired state. Suspend/resume set `spec.suspended` in the manifest; restore writes the
  * offboarded client's manifest back (its retained resources keep their IDs). Offboarding is

@@ -16,7 +16,7 @@ export const DASHBOARDS_DIR = 'dashboards';
 /** A confined caller's dashboard on a shared connection needs a VDM of its own client to belong to. */
 export const NO_TENANT = 'dataSource.vdmId must name a VDM of your client when dataSource.dbId is a shared connection';
 
-/** The 201 body of spec 4.2 (without `success`). */
+/** The 201 body of docs/contract/api.md §4.2 (without `success`). */
 export interface ImportResult {
   facadeId: string;
   experiments: ReturnType<typeof importSummary>;
@@ -38,7 +38,7 @@ export function payloadProblems(schemas: SchemaRegistry, spec: Rec): Problem[] {
   return all.filter((p) => !seen.has(p.message) && seen.add(p.message));
 }
 
-/** Every message already names its field; the list is joined as spec 7 shows. */
+/** Every message already names its field; the list is joined as docs/contract/api.md §7 shows. */
 export function invalid(problems: Problem[]): ValidationError {
   return new ValidationError(problems, problems.map((p) => p.message).join('; '));
 }

@@ -14,7 +14,7 @@ import { NewManifests } from './new-manifest.ts';
 
 const PIPELINES_DIR = 'pipelines';
 
-/** DESIGN.md: a pipeline whose connections belong to no single client is for admins only. */
+/** docs/contract/design.md: a pipeline whose connections belong to no single client is for admins only. */
 export const ADMIN_ONLY_PIPELINE = 'A pipeline must use the connections of one of your clients; other pipelines are for admins only';
 
 /** What a dry run shows: the steps the import would create, with no IDs yet. */

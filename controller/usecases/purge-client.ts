@@ -35,7 +35,7 @@ export interface ClientPurgeOptions {
 export class PurgeInterrupted extends Error {}
 
 /**
- * Purging an OFFBOARDED client (DESIGN.md, "Tenant lifecycle"): after `retainUntil` (before it
+ * Purging an OFFBOARDED client (docs/contract/design.md, "Tenant lifecycle"): after `retainUntil` (before it
  * only when an admin forces it), its model, VDMs, dashboards, pipelines and their runs, keys,
  * then its own connection and stored secret when nothing else uses them, are removed; the
  * registry record stays as DELETED. The intent is recorded before the first step.

@@ -9,7 +9,7 @@ import { clientManifest, onboardingPackage, packageWithDashboard, writeCoreModel
 
 /**
  * Every route × every kind of caller × own / other / shared / unknown objects, with the status
- * and body each must answer (DESIGN.md, "Tenancy and authorization"). A route registered
+ * and body each must answer (docs/contract/design.md, "Tenancy and authorization"). A route registered
  * without an entry here fails the first test.
  *
  * Tenants: ACME (connection D…01, the confined callers' client) and GLOBEX (D…02); D…03 is a
@@ -142,7 +142,7 @@ function clientReadCases(path: (clientId: string, c: Caller) => string, check: (
 const newestRun = (pipelineId: string): string => t.rt.runs.store.last(pipelineId)?.runId ?? 'RUN-0';
 const runActive = (runId: string): boolean => ['queued', 'running'].includes(t.rt.runs.store.get(runId)?.status ?? '');
 
-/** The pipeline-run routes (DESIGN "Pipeline runs"), API key and session variants: a run belongs to its pipeline's owner. */
+/** The pipeline-run routes (docs/contract/design.md, "Pipeline runs"), API key and session variants: a run belongs to its pipeline's owner. */
 function runRoutes(): Record<string, RouteEntry> {
   const out: Record<string, RouteEntry> = {};
   const notFound = (what: 'Pipeline' | 'Run', id: () => string) => (): Outcome => msg(404, `${what} ${id()} not found`);

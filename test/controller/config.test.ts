@@ -6,7 +6,7 @@ import { loadConfig, parseDuration, parseTrustProxy, trustFunction } from '../..
 import { Runtime } from '../../controller/runtime.ts';
 
 describe('loadConfig', () => {
-  it('has the defaults of DESIGN.md', () => {
+  it('has the defaults of docs/contract/design.md', () => {
     const c = loadConfig({});
     expect(c).toMatchObject({
       host: '127.0.0.1',

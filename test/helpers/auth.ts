@@ -58,7 +58,7 @@ export async function createTestUser(
  * `headers` is ready for `app.inject({ headers })` on an A endpoint.
  */
 export async function createUserWithKey(t: TestApp | TestRuntime, opts: { role?: 'admin' | 'member'; clientId?: string; username?: string } = {}): Promise<TestKey> {
-  // A member's key is within their grants (DESIGN.md): its client is granted with it.
+  // A member's key is within their grants (docs/contract/design.md): its client is granted with it.
   const user = await createTestUser(t, { ...opts, clients: opts.role === 'member' && opts.clientId ? [opts.clientId.toUpperCase()] : undefined });
   const key = t.rt.auth.createKey({ userId: user.userId, label: 'test key', clientId: opts.clientId?.toUpperCase(), createdBy: user.userId });
   return {

@@ -49,7 +49,7 @@ function judge(c: FuzzCase, valid: Json, res: { status: number; json: unknown; t
     if (!text) wrong.push(`error answer without an error text: ${res.text.slice(0, 120)}`);
     else if (res.status === 400 && c.json && typeof c.json === 'object' && !Array.isArray(c.json)) {
       // A validation error names the field it is about.
-      // Case-insensitive: spec 7's own sentence says `VDM` for the field `vdm`.
+      // Case-insensitive: docs/contract/api.md §7's own sentence says `VDM` for the field `vdm`.
       const fields = [...keysOf(valid), ...keysOf(c.json), 'body'].map((k) => k.toLowerCase());
       if (!fields.some((k) => text.toLowerCase().includes(k))) wrong.push(`validation error names no field: ${text.slice(0, 160)}`);
     }

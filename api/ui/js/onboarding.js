@@ -3,7 +3,7 @@ import { fmtDate, h } from './dom.js';
 import { subscribe } from './events.js';
 import { Progress } from './progress.js';
 
-/** The steps spec 1 names, matched to the reconciler's step names. */
+/** The steps docs/contract/api.md §1 names, matched to the reconciler's step names. */
 export function clientSteps({ withConnection, withDashboards }) {
   return [
     withConnection && { id: 'connection-manifest', group: 'Connection', label: 'Write the connection manifest', match: /write manifest/i },

@@ -54,7 +54,7 @@ interface Steps {
 export const clientApplier = createClientApplier();
 
 /**
- * Client: onboarding (spec 4.1) as one transaction. The five steps create the connection (or
+ * Client: onboarding (docs/contract/api.md §4.1) as one transaction. The five steps create the connection (or
  * link it), the client model, the VDMs, the dashboards and the registry record; a failing step
  * rolls all of it back and leaves a FAILED registry entry for audit.
  */

@@ -5,7 +5,7 @@ import { fromJson } from '../json.ts';
 import { readClient } from './registry.ts';
 import type { ClientDashboardSpec, ClientSpec, VdmSpec } from './types.ts';
 
-/** The onboarding package is also the export format (spec 9): 2.3 plus `description` (and `suspended` when it is). */
+/** The onboarding package is also the export format (docs/contract/api.md §9): 2.3 plus `description` (and `suspended` when it is). */
 export type OnboardingPackage = Omit<ClientSpec, 'suspended'> & { suspended?: boolean };
 
 /**

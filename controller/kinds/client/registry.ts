@@ -3,7 +3,7 @@ import type { Store } from '../../store/db.ts';
 import { fromJson } from '../json.ts';
 import type { ClientStatus } from './types.ts';
 
-/** One row of the `clients` table (the registry of spec 2.2). */
+/** One row of the `clients` table (the registry of docs/contract/api.md §2.2). */
 export interface ClientRow {
   client_id: string;
   client_name: string;
@@ -47,7 +47,7 @@ export function upsertClient(db: Store, row: ClientRow): void {
   ).run(row);
 }
 
-/** The `client` object of the onboarding response (spec 4.1), exactly these fields. */
+/** The `client` object of the onboarding response (docs/contract/api.md §4.1), exactly these fields. */
 export type OnboardedClient = ApiOnboardedClient;
 
 export function onboardView(r: ClientRow): OnboardedClient {
@@ -66,7 +66,7 @@ export function onboardView(r: ClientRow): OnboardedClient {
   };
 }
 
-/** A record of the client listing (spec 4.5), exactly these fields. */
+/** A record of the client listing (docs/contract/api.md §4.5), exactly these fields. */
 export type ListedClient = ApiListedClient;
 
 export function listView(r: ClientRow): ListedClient {
@@ -91,7 +91,7 @@ function retainUntilOf(r: ClientRow): { retainUntil?: string } {
   return r.status === 'OFFBOARDED' && r.retain_until ? { retainUntil: r.retain_until } : {};
 }
 
-/** The single read (spec 4.6): every single-read field of 2.2; a FAILED entry also says where it failed. */
+/** The single read (docs/contract/api.md §4.6): every single-read field of 2.2; a FAILED entry also says where it failed. */
 export type ClientDetail = ApiClientDetail;
 
 export function detailView(r: ClientRow): ClientDetail {

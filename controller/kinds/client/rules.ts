@@ -49,7 +49,7 @@ export function isClientId(id: string): boolean {
   return id !== '' && CLIENT_ID.test(id);
 }
 
-/** `clientId` as stored: uppercased (spec 4.1 rule 2). */
+/** `clientId` as stored: uppercased (docs/contract/api.md §4.1 rule 2). */
 export function normalizeClientId(id: string): string {
   return id.toUpperCase();
 }

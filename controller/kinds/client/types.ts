@@ -1,7 +1,7 @@
 import { CLIENT_STATUSES as GENERATED_CLIENT_STATUSES } from '../../generated/schema-constants.ts';
 import type { Client, ClientDashboard, ClientVdm } from '../../generated/schema-types.ts';
 
-/** Shapes of the Client kind: the onboarding package (spec 2.3) with schema defaults applied, from schemas/client.schema.json. */
+/** Shapes of the Client kind: the onboarding package (docs/contract/api.md §2.3) with schema defaults applied, from schemas/client.schema.json. */
 
 export type VdmSpec = ClientVdm;
 export type ClientDashboardSpec = ClientDashboard;
@@ -24,6 +24,6 @@ export interface ClientRefs {
   [key: string]: unknown;
 }
 
-/** Registry statuses (spec 3), derived from schemas/api.schema.json. */
+/** Registry statuses (docs/contract/api.md §3), derived from schemas/api.schema.json. */
 export const CLIENT_STATUSES = GENERATED_CLIENT_STATUSES;
 export type ClientStatus = (typeof CLIENT_STATUSES)[number];

@@ -1,5 +1,5 @@
 /**
- * The chart-type and aggregation catalogue of spec 4.9: the one source for
+ * The chart-type and aggregation catalogue of docs/contract/api.md §4.9: the one source for
  * `GET /v1/sdk/chart-types`, chart validation and normalization.
  */
 import type { AGGREGATIONS as SCHEMA_AGGREGATIONS } from '../../generated/schema-constants.ts';
@@ -7,7 +7,7 @@ import type { AGGREGATIONS as SCHEMA_AGGREGATIONS } from '../../generated/schema
 /** The aggregation names the schema accepts: the table below must map exactly these. */
 type Aggregation = (typeof SCHEMA_AGGREGATIONS)[number];
 
-/** Friendly chart-type name → CH code, in the order of spec 4.9. */
+/** Friendly chart-type name → CH code, in the order of docs/contract/api.md §4.9. */
 export const CHART_TYPES: Readonly<Record<string, string>> = Object.freeze({
   avatar: 'CH00001',
   'clustered-bar': 'CH00002',

@@ -16,7 +16,7 @@ export type SortItem = DashboardSort[number];
 export type Display = DashboardDisplay;
 export type Card = DashboardCard;
 export type Bubble = DashboardBubble;
-/** A chart of the import payload (spec 2.4) after schema validation (defaults filled in). */
+/** A chart of the import payload (docs/contract/api.md §2.4) after schema validation (defaults filled in). */
 export type ChartInput = DashboardChart;
 /** A section to build: a Dashboard's section, or a section of an onboarding package with its name settled. */
 export type SectionInput = DashboardSection;

@@ -24,7 +24,7 @@ function nonEmptyString(v: unknown): v is string {
 }
 
 /**
- * Builds the field catalogue of a VDM configuration (the VDM object of spec 2.3):
+ * Builds the field catalogue of a VDM configuration (the VDM object of docs/contract/api.md §2.3):
  * `selectedColumns` items are a column name or an object with `name`.
  */
 export function vdmFields(vdmConfig: Record<string, unknown>, knownTypes?: ReadonlyMap<string, string>): FieldCatalog {

@@ -5,7 +5,7 @@ import type { Problem } from '../../types.ts';
 import { validateCharts, validateSections, type SectionInput } from './charts.ts';
 import { vdmFields, type FieldCatalog } from './fields.ts';
 
-/** A Dashboard manifest's spec: the import payload of spec 2.4 after schema validation (schemas/dashboard.schema.json). */
+/** A Dashboard manifest's spec: the import payload of docs/contract/api.md §2.4 after schema validation (schemas/dashboard.schema.json). */
 export type DashboardSpec = Dashboard;
 
 /** Spec 7, word for word. */

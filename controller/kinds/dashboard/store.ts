@@ -272,7 +272,7 @@ export function readDashboard(db: Store, facadeId: string): DashboardView | unde
   return view;
 }
 
-/** The 201 body's `experiments` (spec 4.2) of a stored dashboard. */
+/** The 201 body's `experiments` (docs/contract/api.md §4.2) of a stored dashboard. */
 export function importSummary(sections: readonly { experimentId: string; name: string; charts: readonly NormalizedChart[] }[]) {
   return sections.map((s) => ({
     experimentId: s.experimentId,

@@ -25,7 +25,7 @@ function pipelineColumns(spec: PipelineSpec, key: string): Columns {
 }
 
 /**
- * Pipeline (spec 2.5): a `draft` pipeline `DP-<ms>` with its generated source step and the
+ * Pipeline (docs/contract/api.md §2.5): a `draft` pipeline `DP-<ms>` with its generated source step and the
  * supplied steps, each `step-<digits>-<index>` and `configured`. An update keeps the pipeline
  * ID; a step keeps its ID while its position holds a step of the same type (its name and
  * config are updated in place); any other step is new and gets a fresh stamp. Writes nothing

@@ -15,7 +15,7 @@ function cron(): typeof Parser {
   return cronLibrary().CronExpressionParser;
 }
 
-/** BI_SCHEDULE_MIN_INTERVAL's default: a schedule fires at most once a minute (DESIGN round 3, fair slots). */
+/** BI_SCHEDULE_MIN_INTERVAL's default: a schedule fires at most once a minute (docs/contract/design.md, fair slots). */
 export { DEFAULT_SCHEDULE_MIN_INTERVAL_MS } from '../../config.ts';
 
 const HOUR = 3_600_000;

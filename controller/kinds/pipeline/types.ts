@@ -1,6 +1,6 @@
 import type { Pipeline, PipelineDestination, PipelineSchedule, PipelineSource, PipelineStep } from '../../generated/schema-types.ts';
 
-/** Shapes of the pipeline import payload (spec 2.5) after schema validation and defaults, from schemas/pipeline.schema.json. */
+/** Shapes of the pipeline import payload (docs/contract/api.md §2.5) after schema validation and defaults, from schemas/pipeline.schema.json. */
 
 export type { PipelineDestination, PipelineSchedule, PipelineSource };
 export type PipelineSpec = Pipeline;

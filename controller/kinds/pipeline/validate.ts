@@ -5,7 +5,7 @@ import type { Problem } from '../../types.ts';
 import { cronProblem, DEFAULT_SCHEDULE_MIN_INTERVAL_MS, formatInterval, scheduleGapBelow } from './schedule.ts';
 import type { PipelineSpec } from './types.ts';
 
-/** The spec's exact text for a pipeline without a name (spec 7); always listed first. */
+/** The spec's exact text for a pipeline without a name (docs/contract/api.md §7); always listed first. */
 export const NO_NAME = 'Pipeline JSON must include a name.';
 
 
@@ -49,7 +49,7 @@ export function semanticProblems(spec: unknown, prefix = '', opts: SemanticOptio
   return problems;
 }
 
-/** A schedule whose fires come closer together than the minimum interval (fair slots, DESIGN round 3). */
+/** A schedule whose fires come closer together than the minimum interval (fair slots, docs/contract/design.md). */
 function scheduleFrequencyProblem(schedule: unknown, prefix: string, minMs: number): Problem | undefined {
   if (!isPlainObject(schedule) || typeof schedule.frequency !== 'string') return undefined;
   const cronExpression = typeof schedule.cronExpression === 'string' ? schedule.cronExpression : undefined;
@@ -70,7 +70,7 @@ function sentence(p: Problem): string {
 export type PayloadResult = { ok: true; spec: PipelineSpec } | { ok: false; problems: Problem[]; message: string };
 
 /**
- * Validates an import payload (spec 2.5): the JSON Schema (defaults filled in on a copy, the
+ * Validates an import payload (docs/contract/api.md §2.5): the JSON Schema (defaults filled in on a copy, the
  * caller's object is left as sent) and the semantic checks. The message lists every problem,
  * joined by `; `, the missing-name sentence first.
  */

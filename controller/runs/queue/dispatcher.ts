@@ -84,7 +84,7 @@ export interface QueueRunDispatcherOptions {
   owner?: string;
 }
 
-/** Unowned pipelines count as one tenant of their own (DESIGN "Runs on more than one machine"). */
+/** Unowned pipelines count as one tenant of their own (docs/contract/design.md, "Runs on more than one machine"). */
 const UNOWNED = '\u0000unowned';
 
 interface ActiveRow {
@@ -285,7 +285,7 @@ export class QueueRunDispatcher extends EventEmitter implements RunDispatcher {
     let admitted = 0;
     const activeByTenant = new Map<string, number>();
     const waiting: { runId: string; tenant: string; queuedAt: number; pipelineId: string }[] = [];
-    // Fairness counts each tenant's queued and running runs (DESIGN): the tenant with the fewest goes first.
+    // Fairness counts each tenant's queued and running runs (docs/contract/design.md): the tenant with the fewest goes first.
     for (const r of active) {
       const tenant = tenantOf(r.pipeline_id);
       activeByTenant.set(tenant, (activeByTenant.get(tenant) ?? 0) + 1);

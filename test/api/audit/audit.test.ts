@@ -8,7 +8,7 @@ import { canonicalJson } from '../../../controller/audit/canonical.ts';
 import { GENESIS_HASH, verifyAudit } from '../../../controller/audit/log.ts';
 import { sha256 } from '../../../controller/hash.ts';
 
-/** The hash-chained audit log through the API and `bictl audit verify` (DESIGN.md, "Tenant lifecycle and the audit log"). */
+/** The hash-chained audit log through the API and `bictl audit verify` (docs/contract/design.md, "Tenant lifecycle and the audit log"). */
 
 let t: TestApp;
 let admin: TestSession;

@@ -10,7 +10,7 @@ import { clientManifest, count, packageWithDashboard, writeCoreModel } from '../
 import { ClientPurge, PurgeInterrupted } from '../../../controller/usecases/purge-client.ts';
 
 /**
- * Tenant lifecycle through the API (DESIGN.md, "Tenant lifecycle"): suspend/resume/restore write
+ * Tenant lifecycle through the API (docs/contract/design.md, "Tenant lifecycle"): suspend/resume/restore write
  * the manifest through the one write path; a held client's keys, members, schedules and runs are
  * refused; purge after retention, resumable after a crash.
  */

@@ -78,7 +78,7 @@ describe('POST /v1/sdk/client/onboard', () => {
     expect(model).toEqual({ core_model_id: CORE_MODEL_ID, security_enabled: 1 });
   });
 
-  it('lists every validation problem with the exact texts of spec 7, writing nothing', async () => {
+  it('lists every validation problem with the exact texts of docs/contract/api.md §7, writing nothing', async () => {
     const before = snapshot(t.rt.db);
     const res = await post({});
     expect(res.statusCode).toBe(400);

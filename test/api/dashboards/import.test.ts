@@ -44,7 +44,7 @@ describe('GET /v1/sdk/chart-types', () => {
   });
   afterEach(async () => t.close());
 
-  it('answers the catalogue of spec 4.9 without authentication', async () => {
+  it('answers the catalogue of docs/contract/api.md §4.9 without authentication', async () => {
     const res = await t.app.inject({ url: '/v1/sdk/chart-types' });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
@@ -76,7 +76,7 @@ describe('POST /v1/sdk/import', () => {
     expect(dashboardFiles(t)).toEqual([]);
   });
 
-  it('imports a simple-mode dashboard: 201 exactly as spec 4.2, a manifest file, the caller as author', async () => {
+  it('imports a simple-mode dashboard: 201 exactly as docs/contract/api.md §4.2, a manifest file, the caller as author', async () => {
     const res = await post(t, payload());
     expect(res.statusCode).toBe(201);
     expect(res.json()).toEqual({
@@ -145,7 +145,7 @@ describe('POST /v1/sdk/import', () => {
     expect((t.rt.db.prepare('SELECT COUNT(*) AS n FROM facades').get() as { n: number }).n).toBe(6);
   });
 
-  it('answers the exact text of spec 7 without charts, for charts: [] and for sections without charts', async () => {
+  it('answers the exact text of docs/contract/api.md §7 without charts, for charts: [] and for sections without charts', async () => {
     const text = "Request body must include a non-empty 'charts' array or 'sections' array with charts";
     for (const body of [{ name: 'x', dataSource: { dbId: DB } }, payload({ charts: [] }), { name: 'x', dataSource: { dbId: DB }, sections: [{ name: 'a', charts: [] }] }]) {
       const res = await post(t, body);

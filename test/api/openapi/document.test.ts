@@ -31,7 +31,7 @@ function resolve(doc: unknown, ref: string): unknown {
 /**
  * The payload schemas of `schemas/` (one component per file): responses that echo a payload (the
  * export, a stored dashboard's chart parts) refer to them as they are, and the spec leaves some of
- * their item shapes open ("not shown", spec 2.2).
+ * their item shapes open ("not shown", docs/contract/api.md §2.2).
  */
 const PAYLOAD = /^#\/components\/schemas\/(OnboardingPackage|DashboardImport|PipelineImport|ConnectionSpec|CoreModelSpec|Manifest)(\/|$)/;
 

@@ -24,7 +24,7 @@ describe('POST /v1/sdk/import-pipeline', () => {
   const pipelineFiles = () => (existsSync(join(t.manifests, 'pipelines')) ? readdirSync(join(t.manifests, 'pipelines')).sort() : []);
   const count = (table: string) => (t.rt.db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
 
-  it('imports a pipeline: 201 with the generated source step first, every step configured (spec 4.4)', async () => {
+  it('imports a pipeline: 201 with the generated source step first, every step configured (docs/contract/api.md §4.4)', async () => {
     await setup();
     const res = await post(fullPayload());
     expect(res.statusCode).toBe(201);
@@ -148,7 +148,7 @@ describe('POST /v1/sdk/import-pipeline', () => {
     expect(arr.json()).toEqual({ success: false, message: 'Pipeline JSON must include a name.; Pipeline JSON must be an object.' });
   });
 
-  it('needs an API key (spec 7)', async () => {
+  it('needs an API key (docs/contract/api.md §7)', async () => {
     await setup();
     const none = await post(minimalPayload(), URL, {});
     expect(none.statusCode).toBe(401);

@@ -9,7 +9,7 @@ import { stringify } from 'yaml';
 
 const core = (name: string) => stringify(manifest('CoreModel', name, { name }));
 
-/** The filesystem boundary of DESIGN.md with real symlinks, FIFOs and loops. */
+/** The filesystem boundary of docs/contract/design.md with real symlinks, FIFOs and loops. */
 describe('manifests root boundary', () => {
   let t: TestRuntime | undefined;
   const dirs: string[] = [];

@@ -59,7 +59,7 @@ describe('IdAllocator', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('issues every shape of spec 2.1 from per-prefix yearly sequences', () => {
+  it('issues every shape of docs/contract/api.md §2.1 from per-prefix yearly sequences', () => {
     const db = openStore(join(dir, 'bi.sqlite'));
     const ids = new IdAllocator({ db, clock: new FakeClock('2026-05-01T00:00:00Z').now });
     expect(ids.next('connection')).toBe('D2026A00001');

@@ -27,7 +27,7 @@ function placeOf(path) {
   return { step: 3, name: null };
 }
 
-/** The 4-step New client wizard (spec 1, "Settings UI flow"). */
+/** The 4-step New client wizard (docs/contract/api.md §1, "Settings UI flow"). */
 export async function wizardPage() {
   const [models, session] = await Promise.all([
     call('GET', userPath('/v1/bi/admin/core-models/')).then((r) => r.body.coreModels ?? []),

@@ -3,7 +3,7 @@ import { AGGREGATIONS, CHART_TYPES, resolveChartType } from '../../../../control
 import { vdmFields } from '../../../../controller/kinds/dashboard/fields.ts';
 import { SchemaRegistry } from '../../../../controller/manifest/validator.ts';
 
-describe('chart-type catalogue (spec 4.9)', () => {
+describe('chart-type catalogue (docs/contract/api.md §4.9)', () => {
   it('maps every friendly name of the spec to its CH code', () => {
     expect(CHART_TYPES).toEqual({
       avatar: 'CH00001', 'clustered-bar': 'CH00002', 'clustered-column': 'CH00003', column: 'CH00003', donut: 'CH00005',

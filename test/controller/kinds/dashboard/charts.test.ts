@@ -27,7 +27,7 @@ const base = { name: 'D', dataSource: { dbId: 'D2026A00001' } };
 const col = (extra: Record<string, unknown> = {}) => ({ title: 'C', type: 'column', measures: ['m'], dimensions: ['d'], ...extra });
 
 describe('dashboard validation', () => {
-  it('requires a non-empty charts array or sections with charts, with the text of spec 7', () => {
+  it('requires a non-empty charts array or sections with charts, with the text of docs/contract/api.md §7', () => {
     for (const spec of [base, { ...base, charts: [] }, { ...base, sections: [] }, { ...base, sections: [{ name: 'A', charts: [] }] }]) {
       expect(messages(spec)).toEqual([CHARTS_REQUIRED]);
     }
@@ -163,7 +163,7 @@ describe('dashboard validation', () => {
 });
 
 describe('buildSections', () => {
-  it('normalizes a chart with every default of spec 2.4', () => {
+  it('normalizes a chart with every default of docs/contract/api.md §2.4', () => {
     const [s] = buildSections(sections([{ name: 'A', charts: [{ type: 'column', measures: ['rev', { field: 'qty', aggregation: 'avg' }], dimensions: ['region', { field: 'day', isDate: true }] }] }]));
     expect(s).toEqual({
       name: 'A',

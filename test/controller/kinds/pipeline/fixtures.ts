@@ -1,4 +1,4 @@
-/** A valid import payload (spec 2.5) with one step of every type; tests copy and break it. */
+/** A valid import payload (docs/contract/api.md §2.5) with one step of every type; tests copy and break it. */
 export function fullPayload(): Record<string, unknown> {
   return {
     name: 'Orders nightly',

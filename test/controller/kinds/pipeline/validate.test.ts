@@ -16,7 +16,7 @@ function withStep(step: unknown): Record<string, unknown> {
   return { ...minimalPayload(), steps: [step] };
 }
 
-describe('pipeline payload validation (spec 2.5)', () => {
+describe('pipeline payload validation (docs/contract/api.md §2.5)', () => {
   it('accepts the full and the minimal payload and fills in the schema defaults on a copy', () => {
     const body = fullPayload();
     const r = validatePipelinePayload(schemas, body);
