@@ -63,6 +63,11 @@ export interface RuntimeOptions {
   auth?: Partial<AuthSettings>;
   /** Runs pipelines (tests inject a fake). */
   engine?: PipelineEngine;
+  /**
+   * The hourly housekeeping timers (run retention, the purge-due check, audit retention): real and
+   * unref'd by default, apart from `scheduler`, so tests that count and drive its timers see none of them.
+   */
+  maintenanceScheduler?: Scheduler;
   /** The compiled schemas (compiling them costs ~1 s: tests share one registry per file). */
   schemas?: SchemaRegistry;
   /** The mass-prune guard's window for a folder's removals (default 10 s; tests with real time shorten it). */
@@ -116,7 +121,7 @@ export class Runtime {
   readonly purges: ClientPurge;
   /** Suspended and offboarded clients: their runs stopped, their transitions notified. */
   readonly holds: ClientHoldsObserver;
-  readonly #scheduler: Scheduler;
+  readonly #maintenance: Scheduler;
   #purgeDueTimer: (() => void) | undefined;
   readonly #shutdown: ShutdownHook[] = [];
   #stopped = false;
@@ -127,7 +132,7 @@ export class Runtime {
     this.config = opts.config;
     this.clock = opts.clock ?? systemClock;
     this.log = opts.log ?? silentLogger();
-    this.#scheduler = opts.scheduler ?? realScheduler;
+    this.#maintenance = opts.maintenanceScheduler ?? realScheduler;
     this.db = openStore(opts.config.dbPath);
     this.schemas = opts.schemas ?? new SchemaRegistry(undefined, { strict: opts.config.strictManifests });
     this.clientSets = new ClientSetGenerator({ db: this.db, schemas: this.schemas, clock: this.clock });
@@ -216,6 +221,7 @@ export class Runtime {
       scheduler: opts.scheduler ?? realScheduler,
       log: this.log,
       pipelineEvents: this.reconciler,
+      retentionScheduler: this.#maintenance,
       onFinished: (run) => this.runFinished(run),
     });
     if (this.runs.dispatcher instanceof QueueRunDispatcher) registerWorkerMetrics(this.metrics.registry, this.runs.dispatcher);
@@ -288,7 +294,7 @@ export class Runtime {
     } catch (err) {
       this.log.error({ err: (err as Error).message }, 'purge-due check or audit retention failed');
     }
-    this.#purgeDueTimer = this.#scheduler(() => this.#watchPurgeDue(), PURGE_DUE_CHECK_MS);
+    this.#purgeDueTimer = this.#maintenance(() => this.#watchPurgeDue(), PURGE_DUE_CHECK_MS);
   }
 
   /** Sync now (API, bictl sync): the source delivers everything it has; the same call in every mode. */

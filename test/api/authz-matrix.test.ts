@@ -442,6 +442,41 @@ function routeTable(): Record<string, RouteEntry> {
       auth: 'S-admin',
       cases: none(() => ({ method: 'GET', url: '/v1/reconciler/notifiers' }), same({ status: 200, check: (j) => expect(Array.isArray(j.notifiers)).toBe(true) })),
     },
+    'GET /v1/reconciler/clientsets': {
+      auth: 'S-admin',
+      cases: none(() => ({ method: 'GET', url: '/v1/reconciler/clientsets' }), same(ok(200, (j) => expect(j.clientSets).toEqual([])))),
+    },
+    'GET /v1/reconciler/clientsets/:name': {
+      auth: 'S-admin',
+      cases: { unknown: { req: () => ({ method: 'GET', url: '/v1/reconciler/clientsets/nope' }), expect: same(err(404, 'ClientSet nope not found')) } },
+    },
+    'POST /v1/reconciler/clientsets/preview': {
+      auth: 'S-admin',
+      cases: none(() => ({ method: 'POST', url: '/v1/reconciler/clientsets/preview', payload: [] }), same({ status: 400, check: (j) => expect(j.success).toBe(false) })),
+    },
+    'POST /v1/reconciler/clientsets/:name/approve': {
+      auth: 'S-admin',
+      cases: { unknown: { req: () => ({ method: 'POST', url: '/v1/reconciler/clientsets/nope/approve', payload: {} }), expect: same(err(404, 'ClientSet nope not found')) } },
+    },
+    // Lifecycle shortcuts (admin sessions): an unknown client is a 404 for every admin.
+    ...Object.fromEntries(
+      (['suspend', 'resume', 'restore', 'purge'] as const).map((action) => [
+        `POST /v1/bi/admin/clients/:clientId/${action}/:userId`,
+        {
+          auth: 'S-admin',
+          cases: {
+            unknown: {
+              req: (c: Caller): Req => ({ method: 'POST', url: `/v1/bi/admin/clients/NOPE/${action}/${c.userId}`, payload: action === 'purge' ? { confirm: 'NOPE' } : {} }),
+              expect: same({ status: 404, check: (j) => expect(j.success).toBe(false) }),
+            },
+          },
+        },
+      ]),
+    ),
+    'GET /v1/bi/admin/audit/:userId': {
+      auth: 'S',
+      cases: none((c) => ({ method: 'GET', url: `/v1/bi/admin/audit/${c.userId}?limit=5` }), same(ok(200, (j) => expect(Array.isArray(j.entries)).toBe(true)))),
+    },
     'GET /v1/reconciler/workers': {
       auth: 'S-admin',
       cases: none(() => ({ method: 'GET', url: '/v1/reconciler/workers' }), same({ status: 200, check: (j) => expect(j.workers).toEqual([]) })),

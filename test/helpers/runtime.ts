@@ -50,7 +50,7 @@ export async function makeTestRuntime(opts: Partial<RuntimeOptions> & { dir?: st
   const scheduler = new ManualScheduler();
   const source = new DirectorySource({ root: manifests, watch: false });
   const config = loadConfig(opts.env ?? {}, { manifestsDir: manifests, dbPath: join(dir, 'data', 'bi.sqlite'), dataDir: join(dir, 'data') });
-  const rt = new Runtime({ config, clock: clock.now, scheduler: scheduler.schedule, random: () => 0, source, schemas: config.strictManifests ? undefined : testSchemas(), ...opts });
+  const rt = new Runtime({ config, clock: clock.now, scheduler: scheduler.schedule, random: () => 0, source, schemas: (opts.config ?? config).strictManifests ? undefined : testSchemas(), ...opts });
   await rt.start();
   const t: TestRuntime = {
     rt,

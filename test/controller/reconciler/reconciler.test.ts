@@ -8,8 +8,9 @@ import { makeTestRuntime, manifest, type TestRuntime } from '../../helpers/runti
 const core = (name: string, spec: Record<string, unknown> = {}) => manifest('CoreModel', name, { name: `Model ${name}`, ...spec });
 
 /** Every row of every table but the reconciler's own status table, as text. */
+/** Every table but the status rows and the audit log (which records the failure by design: asserted apart). */
 function dump(db: Store): string {
-  const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('manifests') ORDER BY name").all() as { name: string }[]).map(
+  const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('manifests', 'audit_log') ORDER BY name").all() as { name: string }[]).map(
     (r) => r.name,
   );
   return tables.map((t) => `${t}:${JSON.stringify(db.prepare(`SELECT * FROM "${t}"`).all())}`).join('\n');
@@ -242,6 +243,8 @@ describe('Reconciler', () => {
     expect(report.failed).toEqual(['CoreModel/m']);
     expect(steps).toEqual(['one', 'two', 'three']);
     expect(dump(t.rt.db)).toBe(before);
+    // The failed apply leaves one audit entry, result `failed`, and nothing else.
+    expect(t.rt.db.prepare('SELECT action, object_kind, object_id, result FROM audit_log').all()).toEqual([{ action: 'apply', object_kind: 'CoreModel', object_id: 'm', result: 'failed' }]);
     expect(t.rt.reconciler.status.get('CoreModel/m')).toMatchObject({
       phase: 'Failed',
       message: 'three: the third step failed',
