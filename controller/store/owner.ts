@@ -82,7 +82,7 @@ export class StoreOwnedError extends Error {
  * one wins). Throws StoreOwnedError when a live process holds it; a stale claim is replaced.
  */
 export function claimStore(dataDir: string, role: StoreOwner['role'], refusal: (owner: StoreOwner) => string): StoreOwner {
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 }); // owner only, like openStore's (it may come first)
   const mine: StoreOwner = { pid: process.pid, role, started: processStarted(process.pid), at: new Date().toISOString() };
   for (let attempt = 0; attempt < 3; attempt++) {
     try {

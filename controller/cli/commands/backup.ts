@@ -29,7 +29,8 @@ export async function backupStore(dbPath: string, dest: string): Promise<BackupR
   } finally {
     db.close();
   }
-  const copy = new Database(dest, { readonly: true, fileMustExist: true });
+  // Read-write (nothing is written): closing it removes the WAL and SHM a read-only connection would leave.
+  const copy = new Database(dest, { fileMustExist: true });
   try {
     const check = copy.pragma('integrity_check', { simple: true });
     if (check !== 'ok') throw new Error(`the copy ${dest} fails its integrity check: ${String(check)}`);

@@ -25,6 +25,14 @@ describe('the store on disk', () => {
     expect([mode(join(t.dir, 'data')), mode(db), mode(`${db}-wal`), mode(`${db}-shm`)]).toEqual([0o700, 0o600, 0o600, 0o600]);
   });
 
+  it('is created owner-only also when the store is claimed first (bictl sync, bictl serve): data directory 0700', async () => {
+    t = await makeTestRuntime();
+    const dataDir = join(t.dir, 'fresh', 'data');
+    const r = await runCli(['--manifests', join(t.dir, 'manifests'), '--db', join(dataDir, 'bi.sqlite'), 'sync']);
+    expect(r.code).toBe(0);
+    expect(mode(dataDir)).toBe(0o700);
+  });
+
   it('bictl backup copies a live store consistently (0600), and the documented restore brings that state back', async () => {
     t = await makeTestRuntime();
     t.write('core/a.yaml', manifest('CoreModel', 'a', { name: 'A' }));
@@ -37,6 +45,8 @@ describe('the store on disk', () => {
     expect(r.out).toMatch(new RegExp(`^backed up ${db} to ${backup} \\(\\d+ bytes, schema version \\d+\\)$`));
     expect(r.err).toBe('keep BI_SECRET_KEY with this backup: the credentials stored in it are encrypted with that key');
     expect(mode(backup)).toBe(0o600);
+    // One file: no WAL or SHM left beside the copy by its check.
+    expect([existsSync(`${backup}-wal`), existsSync(`${backup}-shm`)]).toEqual([false, false]);
     expect(coreModels(backup)).toEqual(['CoreModel/a']);
     // Written after the backup: not in it.
     t.write('core/b.yaml', manifest('CoreModel', 'b', { name: 'B' }));
