@@ -8,7 +8,7 @@ import { gitMessage, type GitRepo } from '../git/repo.ts';
 import { silentLogger, type Logger } from '../log.ts';
 import type { ManifestWriter, WriteOptions, WriteResult } from '../types.ts';
 import { safeManifestPath } from './paths.ts';
-import { caseTwin, refuseCaseTwin } from './case-twin.ts';
+import { caseTwin, caseTwinSync, refuseTwin } from './case-twin.ts';
 
 export interface GitWriterOptions {
   repo: GitRepo;
@@ -84,7 +84,9 @@ export class GitWriter implements ManifestWriter {
   }
 
   async write(relPath: string, content: string, opts: WriteOptions): Promise<WriteResult> {
-    await refuseCaseTwin(this.#o.root, relPath);
+    // Read synchronously: writes join the batch in the order of their calls (an await here would
+    // let a write called later overtake this one into an earlier batch).
+    refuseTwin(relPath, caseTwinSync(this.#o.root, relPath));
     return this.#enqueue(relPath, content, opts);
   }
 
