@@ -12,10 +12,19 @@ export const MAX_BODY_CONTAINERS = 20_000;
 /** Values (array elements and object members) one JSON body may hold: `[0,0,0,…]` is cheap to parse but not to validate item by item. */
 export const MAX_BODY_VALUES = 100_000;
 
+/**
+ * Members one JSON object may hold. A single object of 95,000 keys (a 1 MiB body) cost the event
+ * loop 3.5–4.5 s (schema walk, unknown-field suggestions, copies: the cost grows faster than the
+ * key count within one object); no documented object comes near this.
+ */
+export const MAX_OBJECT_MEMBERS = 1_000;
+
 export interface BodyShapeLimits {
   maxContainers: number;
   maxValues: number;
   maxDepth: number;
+  /** Members of one object at most (default MAX_OBJECT_MEMBERS). */
+  maxMembers?: number;
 }
 
 /**
@@ -27,6 +36,10 @@ export function bodyShapeProblem(text: string, limits: BodyShapeLimits): Problem
   let containers = 0;
   let separators = 0;
   let depth = 0;
+  const maxMembers = limits.maxMembers ?? MAX_OBJECT_MEMBERS;
+  // Per open container (depth is capped, so these stay small): is it an object, how many members so far.
+  const isObject = new Uint8Array(limits.maxDepth + 2);
+  const members = new Uint32Array(limits.maxDepth + 2);
   const n = text.length;
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
@@ -42,8 +55,13 @@ export function bodyShapeProblem(text: string, limits: BodyShapeLimits): Problem
         return { path: 'body', message: `holds more than ${limits.maxContainers} objects and arrays (every array of a body is capped far below; see the limits in the README)` };
       }
       if (++depth > limits.maxDepth) return { path: 'body', message: `is nested deeper than ${limits.maxDepth} levels` };
+      isObject[depth] = c === 0x7b ? 1 : 0;
+      members[depth] = 1;
     } else if (c === 0x7d || c === 0x5d) depth--;
-    else if (c === 0x2c && ++separators >= limits.maxValues) return { path: 'body', message: `holds more than ${limits.maxValues} values` };
+    else if (c === 0x2c) {
+      if (++separators >= limits.maxValues) return { path: 'body', message: `holds more than ${limits.maxValues} values` };
+      if (depth > 0 && isObject[depth] === 1 && ++members[depth] > maxMembers) return { path: 'body', message: `holds an object with more than ${maxMembers} members` };
+    }
   }
   return undefined;
 }

@@ -3,6 +3,7 @@ import type { Principal } from '../../auth/principal.ts';
 import { verifyAudit } from '../../audit/log.ts';
 import { normalizeClientId } from '../../kinds/client/rules.ts';
 import { openStore } from '../../store/db.ts';
+import { ownedMessage, storeOwner } from '../../store/owner.ts';
 import { ClientLifecycle } from '../../usecases/client-lifecycle.ts';
 import { OffboardClient } from '../../usecases/offboard-client.ts';
 import type { CommandContext } from '../context.ts';
@@ -21,6 +22,20 @@ export function cliPrincipal(): Principal {
 }
 
 /**
+ * One store, one writer (docs/contract/design.md): these commands write a Client manifest and
+ * reconcile it, so while a server (or a `bictl sync`) owns the store they refuse instead of
+ * racing its reconciler; the server's API does the same change. True when this process may go on.
+ */
+function refuseWhenOwned(ctx: CommandContext, verb: string): boolean {
+  const owner = storeOwner(commandConfig(ctx).dataDir);
+  if (!owner) return true;
+  const api = `POST ${owner.url ?? ''}/v1/bi/admin/clients/<clientId>/${verb}/<userId> as an admin`;
+  ctx.io.err(ownedMessage(owner, owner.role === 'serve' ? `${verb} through it (${api}), or stop it and run bictl clients ${verb} again` : 'wait for it to finish'));
+  ctx.setCode(1);
+  return false;
+}
+
+/**
  * `bictl clients suspend|resume|offboard|restore|purge <ID>`: thin calls of the use cases the
  * API runs (the manifest written through the one write path), and `bictl audit verify`.
  */
@@ -36,6 +51,7 @@ export function registerLifecycle(ctx: CommandContext): void {
       .command(`${verb} <clientId>`)
       .description(description)
       .action(async (id: string) => {
+        if (!refuseWhenOwned(ctx, verb)) return;
         await withRuntime(ctx, async (rt) => {
           const out = await new ClientLifecycle({ runtime: rt })[verb](normalizeClientId(id), cliPrincipal());
           ctx.io.out(`${out.clientId} ${out.status}`);
@@ -46,6 +62,7 @@ export function registerLifecycle(ctx: CommandContext): void {
     .command('offboard <clientId>')
     .description('withdraw the client manifest: OFFBOARDED, kept until BI_RETENTION has passed')
     .action(async (id: string) => {
+      if (!refuseWhenOwned(ctx, 'offboard')) return;
       await withRuntime(ctx, async (rt) => {
         const clientId = normalizeClientId(id);
         await new OffboardClient({ runtime: rt }).run(clientId, clientId, cliPrincipal());
@@ -57,6 +74,7 @@ export function registerLifecycle(ctx: CommandContext): void {
     .description('remove an offboarded client for good (after its retention, or with --force)')
     .option('--force', 'purge before retainUntil')
     .action(async (id: string, opts: { force?: boolean }) => {
+      if (!refuseWhenOwned(ctx, 'purge')) return;
       await withRuntime(ctx, async (rt) => {
         const clientId = normalizeClientId(id);
         const out = await rt.purges.purge(clientId, { confirm: clientId, ...(opts.force ? { force: true } : {}) }, cliPrincipal());

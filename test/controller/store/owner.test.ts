@@ -107,6 +107,20 @@ describe('one store, one writer', () => {
     );
   });
 
+  it('bictl clients suspend|resume|restore|offboard|purge refuse while a live server owns the store; the store is not touched', async () => {
+    const server = await claimBy();
+    for (const verb of ['suspend', 'resume', 'restore', 'offboard', 'purge']) {
+      const r = await runCli(['clients', verb, 'ACME', ...flags]);
+      expect(r).toEqual({
+        code: 1,
+        out: '',
+        err: `a server (pid ${server.pid}) owns this store: ${verb} through it (POST http://127.0.0.1:8080/v1/bi/admin/clients/<clientId>/${verb}/<userId> as an admin), or stop it and run bictl clients ${verb} again`,
+      });
+    }
+    expect(existsSync(join(data, 'bi.sqlite'))).toBe(false);
+    expect(storeOwner(data)?.pid).toBe(server.pid);
+  });
+
   describe('with a server running on the store', () => {
     let server: Server;
     beforeEach(async () => {
