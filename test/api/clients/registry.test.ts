@@ -137,7 +137,7 @@ describe('client registry: listing, single read, export', () => {
       ['?page=abc', 'page must be a positive integer'],
       ['?limit=1001', 'limit must be an integer from 1 to 1000'],
       ['?limit=-1', 'limit must be an integer from 1 to 1000'],
-      ['?status=GONE', 'status must be one of ACTIVE, FAILED, DELETED'],
+      ['?status=GONE', 'status must be one of ACTIVE, FAILED, SUSPENDED, OFFBOARDED, DELETED'],
       ['?page=1&page=2', 'page must be given once'],
     ];
     for (const [q, error] of cases) {

@@ -6,7 +6,8 @@ import { packageWithDashboard, writeCoreModel } from '../../controller/kinds/cli
 type Json = Record<string, unknown>;
 
 /** Names no response may carry: hashes, passwords, secret values (a `secretRef` only names a secret). */
-const NEVER_SENT = /hash|password|^secret$|secretValue|ciphertext|sessionId/i;
+// A password or key hash is never sent; the audit log's chain hashes (`hash`, `prevHash` of an entry) are public by design.
+const NEVER_SENT = /^(?!(hash|prevHash)$).*hash|password|^secret$|secretValue|ciphertext|sessionId/i;
 
 describe('response schemas as serialization guards', () => {
   let t: TestApp;

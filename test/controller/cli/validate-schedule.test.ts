@@ -25,8 +25,9 @@ describe('bictl validate: BI_SCHEDULE_MIN_INTERVAL', () => {
     expect(await validateDir(folder('*/20 * * * * *'))).toEqual({
       files: 1,
       problems: ['pipelines/p.yaml: spec.schedule.cronExpression fires every 20s, more often than once per 1m (BI_SCHEDULE_MIN_INTERVAL)'],
+      warnings: [],
     });
     vi.stubEnv('BI_SCHEDULE_MIN_INTERVAL', '10s');
-    expect(await validateDir(folder('*/20 * * * * *'))).toEqual({ files: 1, problems: [] });
+    expect(await validateDir(folder('*/20 * * * * *'))).toEqual({ files: 1, problems: [], warnings: [] });
   });
 });

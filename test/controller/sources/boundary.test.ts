@@ -101,6 +101,6 @@ describe('manifests root boundary', () => {
     mkdirSync(join(root, 'x'));
     symlinkSync(secret, join(root, 'x', 's.yaml'));
     const { validateDir } = await import('../../../controller/cli/commands/validate.ts');
-    expect(await validateDir(root)).toEqual({ files: 1, problems: [`x/s.yaml: ${NOT_A_REGULAR_FILE}`] });
+    expect(await validateDir(root)).toEqual({ files: 1, problems: [`x/s.yaml: ${NOT_A_REGULAR_FILE}`], warnings: [] });
   });
 });

@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { type FileHandle, open, realpath } from 'node:fs/promises';
 import { extname, isAbsolute, relative, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
-import { parse as parseCsv } from 'csv-parse';
+import { CsvError, parse as parseCsv } from 'csv-parse';
 import type { Batch, Row } from '../../types.ts';
 import { isObject } from '../step.ts';
 import { JsonRowsReader, NdjsonReader } from './json-rows.ts';
@@ -94,7 +94,10 @@ async function* csvRows(input: Readable, delimiter: string | undefined, maxRecor
     // csv-parse's messages quote the input: only its code and line are kept.
     const e = err as Error & { code?: string; lines?: number };
     if (e.code === 'CSV_MAX_RECORD_SIZE') throw recordTooLarge(maxRecordBytes, `on line ${e.lines ?? '?'}`);
-    if (typeof e.code === 'string' && e.code.startsWith('CSV_')) throw new Error(`CSV ${e.code} on line ${e.lines ?? '?'}`);
+    // Every parse error of csv-parse (its codes carry the CSV_ prefix or not, by version and path).
+    if (err instanceof CsvError || (typeof e.code === 'string' && e.code.startsWith('CSV_'))) {
+      throw new Error(`CSV ${String(e.code ?? 'error').replace(/^(CSV_)?/, 'CSV_')} on line ${e.lines ?? '?'}`);
+    }
     throw err;
   } finally {
     input.unpipe(parser);

@@ -22,7 +22,7 @@ describe('client listing query', () => {
     } catch (err) {
       expect(err).toBeInstanceOf(ValidationError);
       expect((err as ValidationError).message).toBe(
-        'page must be a positive integer; limit must be an integer from 1 to 1000; status must be one of ACTIVE, FAILED, DELETED; search must be at most 256 characters',
+        'page must be a positive integer; limit must be an integer from 1 to 1000; status must be one of ACTIVE, FAILED, SUSPENDED, OFFBOARDED, DELETED; search must be at most 256 characters',
       );
     }
   });

@@ -7,11 +7,11 @@ import { ROOT } from '../../../../controller/paths.ts';
 import { runCli } from '../../../helpers/cli.ts';
 import { makeTestRuntime, manifest, type TestRuntime } from '../../../helpers/runtime.ts';
 
-/** The README's Notifier example, as a user would copy it. */
+/** The documentation's Notifier example (docs/observability.md), as a user would copy it. */
 function readmeExample(): string {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const readme = readFileSync(join(ROOT, 'docs', 'observability.md'), 'utf8');
   const block = /```yaml\n(apiVersion: bi\.controller\/v1\nkind: Notifier\n[\s\S]*?)```/.exec(readme);
-  if (!block) throw new Error('README has no Notifier example');
+  if (!block) throw new Error('docs/observability.md has no Notifier example');
   return block[1];
 }
 

@@ -7,7 +7,8 @@ import type { EgressPolicy, ResolvedConnection } from '../../../../controller/ru
 import { listen } from '../../../helpers/http-listener.ts';
 import { resolver, runEngine, steps } from './harness.ts';
 
-const API: ResolvedConnection = { connectionId: 'API', vendor: 'POSTGRESQL', password: 'tok-123' };
+// An API connection without a credential: what the egress rules decide, whatever reach says of credentials.
+const API: ResolvedConnection = { connectionId: 'API', vendor: 'SNOWFLAKE' };
 const rows = (res: ServerResponse): void => void res.writeHead(200, { 'content-type': 'application/json' }).end('[{"id":1},{"id":2}]');
 const apiRun = (endpoint: string, egress: EgressPolicy) =>
   runEngine({ source: { connectionId: 'API', type: 'api' }, connections: resolver({ API }), egress, steps: steps(['source', { connectionId: 'API', endpoint }]) });
@@ -80,7 +81,8 @@ describe('API source: redirects', () => {
     try {
       const { result } = await runEngine({
         source: { connectionId: 'API', type: 'api' },
-        connections: resolver({ API }),
+        // Its credential may go to its own address only (runs/reach.ts): the first listener.
+        connections: resolver({ API: { connectionId: 'API', vendor: 'SNOWFLAKE', accountUrl: first.url, password: 'tok-123' } }),
         egress,
         steps: steps(['source', { connectionId: 'API', endpoint: `${first.url}/start`, headers }]),
       });
