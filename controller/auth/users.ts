@@ -66,7 +66,7 @@ export class UserStore {
     this.#ids = new IdAllocator({ db: opts.db, clock: opts.clock });
   }
 
-  async create(opts: { username: string; password: string; role: Role; cost?: ScryptCost }): Promise<User> {
+  async create(opts: { username: string; password: string; role: Role; cost?: ScryptCost; by?: string }): Promise<User> {
     const problems = checkNewUser(opts.username, opts.password);
     if (problems.length) throw new ValidationError(problems);
     if (this.findByName(opts.username)) throw new ConflictError(`User ${opts.username} already exists`);
@@ -79,7 +79,7 @@ export class UserStore {
       this.#db
         .prepare('INSERT INTO users (user_id, username, password_hash, role, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)')
         .run(userId, opts.username, hash, opts.role, now, now);
-      appendAudit(this.#db, { actor: { type: 'controller', id: 'controller' }, action: 'user.create', object: { kind: 'User', id: userId }, after: opts.role, result: 'ok' }, this.#clock);
+      appendAudit(this.#db, { actor: actorOf(opts.by), action: 'user.create', object: { kind: 'User', id: userId }, after: opts.role, result: 'ok' }, this.#clock);
       return { userId, username: opts.username, role: opts.role, createdAt: now };
     })();
   }
@@ -134,12 +134,12 @@ export class UserStore {
     })();
   }
 
-  revokeGrant(userId: string, clientIds: readonly string[]): void {
+  revokeGrant(userId: string, clientIds: readonly string[], by?: string): void {
     const remove = this.#db.prepare('DELETE FROM user_clients WHERE user_id = ? AND client_id = ?');
     this.#db.transaction(() => {
       for (const id of clientIds) {
         if (remove.run(userId, id).changes === 0) continue;
-        appendAudit(this.#db, { actor: { type: 'controller', id: 'controller' }, action: 'grant.remove', clientId: id, object: { kind: 'User', id: userId }, result: 'ok' }, this.#clock);
+        appendAudit(this.#db, { actor: actorOf(by), action: 'grant.remove', clientId: id, object: { kind: 'User', id: userId }, result: 'ok' }, this.#clock);
       }
     })();
   }
@@ -149,7 +149,7 @@ export class UserStore {
     this.#db.transaction(() => {
       const wanted = new Set(clientIds);
       const current = this.clientsOf(userId);
-      this.revokeGrant(userId, current.filter((c) => !wanted.has(c)));
+      this.revokeGrant(userId, current.filter((c) => !wanted.has(c)), by);
       this.grant(userId, [...wanted].filter((c) => !current.includes(c)), by);
     })();
   }
@@ -158,7 +158,7 @@ export class UserStore {
    * Changes role and/or disabled state in one transaction; refuses (ConflictError) to leave no
    * enabled admin. Disabling deletes the user's sessions.
    */
-  update(userId: string, change: { role?: Role; disabled?: boolean }): void {
+  update(userId: string, change: { role?: Role; disabled?: boolean }, by?: string): void {
     this.#db.transaction(() => {
       const row = this.#db.prepare('SELECT * FROM users WHERE user_id = ?').get(userId) as UserRow | undefined;
       if (!row) return;
@@ -176,7 +176,7 @@ export class UserStore {
       if (disabledAt !== null && row.disabled_at === null) this.#db.prepare('DELETE FROM sessions WHERE user_id = ?').run(userId);
       appendAudit(
         this.#db,
-        { actor: { type: 'controller', id: 'controller' }, action: 'user.update', object: { kind: 'User', id: userId }, before: `${row.role}${row.disabled_at ? ' disabled' : ''}`, after: `${role}${disabledAt ? ' disabled' : ''}`, result: 'ok' },
+        { actor: actorOf(by), action: 'user.update', object: { kind: 'User', id: userId }, before: `${row.role}${row.disabled_at ? ' disabled' : ''}`, after: `${role}${disabledAt ? ' disabled' : ''}`, result: 'ok' },
         this.#clock,
       );
     })();

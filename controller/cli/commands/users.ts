@@ -6,6 +6,9 @@ import { withRuntime } from './oneshot.ts';
 import { readClient } from '../../kinds/client/registry.ts';
 import type { Runtime } from '../../runtime.ts';
 
+/** Who the audit log names for a local command: the operating-system user who ran it. */
+const CLI_ACTOR = `cli:${process.env.USER ?? process.env.LOGNAME ?? 'unknown'}`;
+
 /** Reads everything piped in and keeps the first line (so `echo pw | bictl users add` works). */
 async function readPiped(stdin: NodeJS.ReadableStream): Promise<string> {
   let text = '';
@@ -66,7 +69,7 @@ export function registerUsers(ctx: CommandContext): void {
       await withRuntime(
         ctx,
         async (rt) => {
-          const user = await new UserStore({ db: rt.db, clock: rt.clock }).create({ username, password, role: opts.admin ? 'admin' : 'member' });
+          const user = await new UserStore({ db: rt.db, clock: rt.clock }).create({ username, password, role: opts.admin ? 'admin' : 'member', by: CLI_ACTOR });
           ctx.io.out(user.userId);
         },
         { anySource: true },
@@ -113,30 +116,30 @@ export function registerUsers(ctx: CommandContext): void {
         const granted = clientIds(ids);
         const unknown = opts.allowUnknown ? [] : granted.filter((id) => !readClient(rt.db, id));
         if (unknown.length) throw new Error(`no client ${unknown.join(', ')} (a typo? bictl status --kind Client lists them; --allow-unknown grants ahead of onboarding)`);
-        store.grant(u.userId, granted, 'bictl');
+        store.grant(u.userId, granted, CLI_ACTOR);
       }),
     );
 
   users
     .command('revoke-grant <username> <clientIds...>')
     .description('take clients away from a member (their keys for them stop working at once)')
-    .action((username: string, ids: string[]) => onUser(username, (store, u) => store.revokeGrant(u.userId, clientIds(ids))));
+    .action((username: string, ids: string[]) => onUser(username, (store, u) => store.revokeGrant(u.userId, clientIds(ids), CLI_ACTOR)));
 
   users
     .command('disable <username>')
     .description('disable a user: their sessions and keys stop working at once (not the last admin)')
-    .action((username: string) => onUser(username, (store, u) => store.update(u.userId, { disabled: true })));
+    .action((username: string) => onUser(username, (store, u) => store.update(u.userId, { disabled: true }, CLI_ACTOR)));
 
   users
     .command('enable <username>')
     .description('enable a disabled user again')
-    .action((username: string) => onUser(username, (store, u) => store.update(u.userId, { disabled: false })));
+    .action((username: string) => onUser(username, (store, u) => store.update(u.userId, { disabled: false }, CLI_ACTOR)));
 
   users
     .command('set-role <username> <role>')
     .description('set the role: admin or member (the last admin cannot be demoted)')
     .action((username: string, role: string) => {
       if (role !== 'admin' && role !== 'member') throw new Error('role must be admin or member');
-      return onUser(username, (store, u) => store.update(u.userId, { role }));
+      return onUser(username, (store, u) => store.update(u.userId, { role }, CLI_ACTOR));
     });
 }

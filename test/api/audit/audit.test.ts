@@ -28,6 +28,23 @@ async function setup(): Promise<void> {
 }
 
 describe('the audit log', () => {
+  it('user, grant and key changes made through the API name the admin who made them', async () => {
+    await setup();
+    const change = await t.app.inject({ method: 'PATCH', url: `/v1/bi/admin/users/${member.userId}/${admin.userId}`, headers: admin.headers, payload: { role: 'member', clients: ['GLOBEX'], disabled: true } });
+    expect(change.statusCode).toBe(200);
+    const created = await t.app.inject({ method: 'POST', url: `/v1/api-keys/${admin.userId}`, headers: admin.headers, payload: { label: 'k' } });
+    const keyId = created.json().keyId as string;
+    expect((await t.app.inject({ method: 'DELETE', url: `/v1/api-keys/${admin.userId}/${keyId}`, headers: admin.headers })).statusCode).toBe(200);
+    const entries = (await read(admin, '?limit=1000')).json().entries as { action: string; actor: { type: string; id: string } }[];
+    const actorsOf = (action: string) => entries.filter((e) => e.action === action).map((e) => e.actor);
+    const byAdmin = { type: 'user', id: admin.userId };
+    expect(actorsOf('user.update')).toContainEqual(byAdmin);
+    expect(actorsOf('grant.remove')).toEqual([byAdmin]);
+    expect(actorsOf('grant.add')).toContainEqual(byAdmin);
+    expect(actorsOf('key.create')).toContainEqual(byAdmin);
+    expect(actorsOf('key.revoke')).toEqual([byAdmin]);
+  });
+
   it('records applied files (actor controller), API writes (actor user), lifecycle transitions and login failures, chained from 64 zeros', async () => {
     await setup();
     expect((await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { username: 'root', password: 'wrong-password-1' } })).statusCode).toBe(401);

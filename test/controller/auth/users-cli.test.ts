@@ -74,7 +74,7 @@ describe('bictl users', () => {
     expect(await run(['users', 'grant', 'nobody', 'ACME'])).toEqual({ code: 1, out: [], err: ['bictl: no user named nobody'] });
     expect(await run(['users', 'grant', 'bob', 'a b'])).toEqual({ code: 1, out: [], err: ['bictl: client/0 must be 1 to 64 letters, digits, "_" or "-"'] });
     expect(await run(['users', 'set-role', 'bob', 'owner'])).toEqual({ code: 1, out: [], err: ['bictl: role must be admin or member'] });
-  });
+  }, 90_000); // about a dozen CLI processes, each opening the store: slow on a loaded machine
 
   it('grant refuses a client that does not exist (a typo), unless --allow-unknown', async () => {
     await run(['users', 'add', 'bob'], 'another good one\n');
