@@ -60,7 +60,7 @@ export default async function userRoutes(app: FastifyInstance): Promise<void> {
     const clients = readClients(b.clients, problems);
     if (problems.length) throw new ValidationError(problems);
     const auth = app.runtime.auth;
-    const user = await auth.users.create({ username: b.username as string, password: b.password as string, role: role as Role, cost: auth.settings.passwordCost });
+    const user = await auth.users.create({ username: b.username as string, password: b.password as string, role: role as Role, cost: auth.settings.passwordCost, by: principalOf(req).userId });
     if (clients?.length) auth.users.grant(user.userId, clients, principalOf(req).userId);
     req.log.info({ userId: user.userId, role, by: principalOf(req).userId }, 'user created');
     return reply.status(201).header('cache-control', 'no-store').send({ success: true, user: view(auth.users.view(user.userId) as UserView) });
@@ -81,7 +81,7 @@ export default async function userRoutes(app: FastifyInstance): Promise<void> {
       if (b.disabled === true) throw new ConflictError(SELF_DISABLE);
       if (role === 'member') throw new ConflictError(SELF_DEMOTE);
     }
-    users.update(target, { role, disabled: b.disabled as boolean | undefined });
+    users.update(target, { role, disabled: b.disabled as boolean | undefined }, principalOf(req).userId);
     if (clients) users.setClients(target, clients, principalOf(req).userId);
     req.log.info({ userId: target, role, clients, disabled: b.disabled, by: principalOf(req).userId }, 'user changed');
     return { success: true, user: view(users.view(target) as UserView) };

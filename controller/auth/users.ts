@@ -66,7 +66,7 @@ export class UserStore {
     this.#ids = new IdAllocator({ db: opts.db, clock: opts.clock });
   }
 
-  async create(opts: { username: string; password: string; role: Role; cost?: ScryptCost }): Promise<User> {
+  async create(opts: { username: string; password: string; role: Role; cost?: ScryptCost; /** who creates it (a user ID: audit actor `user`); default the controller */ by?: string }): Promise<User> {
     const problems = checkNewUser(opts.username, opts.password);
     if (problems.length) throw new ValidationError(problems);
     if (this.findByName(opts.username)) throw new ConflictError(`User ${opts.username} already exists`);
@@ -79,7 +79,7 @@ export class UserStore {
       this.#db
         .prepare('INSERT INTO users (user_id, username, password_hash, role, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)')
         .run(userId, opts.username, hash, opts.role, now, now);
-      appendAudit(this.#db, { actor: { type: 'controller', id: 'controller' }, action: 'user.create', object: { kind: 'User', id: userId }, after: opts.role, result: 'ok' }, this.#clock);
+      appendAudit(this.#db, { actor: actorOf(opts.by), action: 'user.create', object: { kind: 'User', id: userId }, after: opts.role, result: 'ok' }, this.#clock);
       return { userId, username: opts.username, role: opts.role, createdAt: now };
     })();
   }
@@ -158,7 +158,7 @@ export class UserStore {
    * Changes role and/or disabled state in one transaction; refuses (ConflictError) to leave no
    * enabled admin. Disabling deletes the user's sessions.
    */
-  update(userId: string, change: { role?: Role; disabled?: boolean }): void {
+  update(userId: string, change: { role?: Role; disabled?: boolean }, by?: string): void {
     this.#db.transaction(() => {
       const row = this.#db.prepare('SELECT * FROM users WHERE user_id = ?').get(userId) as UserRow | undefined;
       if (!row) return;
@@ -176,7 +176,7 @@ export class UserStore {
       if (disabledAt !== null && row.disabled_at === null) this.#db.prepare('DELETE FROM sessions WHERE user_id = ?').run(userId);
       appendAudit(
         this.#db,
-        { actor: { type: 'controller', id: 'controller' }, action: 'user.update', object: { kind: 'User', id: userId }, before: `${row.role}${row.disabled_at ? ' disabled' : ''}`, after: `${role}${disabledAt ? ' disabled' : ''}`, result: 'ok' },
+        { actor: actorOf(by), action: 'user.update', object: { kind: 'User', id: userId }, before: `${row.role}${row.disabled_at ? ' disabled' : ''}`, after: `${role}${disabledAt ? ' disabled' : ''}`, result: 'ok' },
         this.#clock,
       );
     })();

@@ -1,0 +1,31 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { loginAs } from '../../helpers/auth.ts';
+import { makeTestApp, type TestApp } from '../../helpers/runtime.ts';
+
+let t: TestApp;
+afterEach(async () => t?.close());
+
+describe('the audit log: user changes made through the API', () => {
+  it('user.create and user.update name the admin who made them (actor user), not the controller', async () => {
+    t = await makeTestApp();
+    const admin = await loginAs(t, { username: 'root', role: 'admin' });
+    const created = await t.app.inject({
+      method: 'POST',
+      url: `/v1/bi/admin/users/${admin.userId}`,
+      headers: admin.headers,
+      payload: { username: 'mia', password: 'Member-pass-123!', role: 'member' },
+    });
+    expect(created.statusCode).toBe(201);
+    const mia = created.json().user.userId as string;
+    const patched = await t.app.inject({ method: 'PATCH', url: `/v1/bi/admin/users/${mia}/${admin.userId}`, headers: admin.headers, payload: { disabled: true } });
+    expect(patched.statusCode).toBe(200);
+    const entries = (await t.app.inject({ url: `/v1/bi/admin/audit/${admin.userId}?order=asc&limit=1000`, headers: admin.headers })).json().entries as {
+      action: string;
+      actor: { type: string; id: string };
+      object?: { id: string };
+    }[];
+    const of = (action: string) => entries.find((e) => e.action === action && e.object?.id === mia);
+    expect(of('user.create')?.actor).toEqual({ type: 'user', id: admin.userId });
+    expect(of('user.update')?.actor).toEqual({ type: 'user', id: admin.userId });
+  });
+});
