@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { canonicalJson } from '../../../controller/audit/canonical.ts';
+import { sha256 } from '../../../controller/hash.ts';
 import { loginAs } from '../../helpers/auth.ts';
 import { makeTestApp, type TestApp } from '../../helpers/runtime.ts';
 
@@ -6,7 +8,7 @@ let t: TestApp;
 afterEach(async () => t?.close());
 
 describe('the audit log: user changes made through the API', () => {
-  it('user.create and user.update name the admin who made them (actor user), not the controller', async () => {
+  it('user.create and user.update name the admin who made them (actor user), not the controller; before/after are digests', async () => {
     t = await makeTestApp();
     const admin = await loginAs(t, { username: 'root', role: 'admin' });
     const created = await t.app.inject({
@@ -23,9 +25,17 @@ describe('the audit log: user changes made through the API', () => {
       action: string;
       actor: { type: string; id: string };
       object?: { id: string };
+      before?: string;
+      after?: string;
     }[];
     const of = (action: string) => entries.find((e) => e.action === action && e.object?.id === mia);
     expect(of('user.create')?.actor).toEqual({ type: 'user', id: admin.userId });
     expect(of('user.update')?.actor).toEqual({ type: 'user', id: admin.userId });
+    // before/after are digests (of {disabled, role}), never the values themselves.
+    expect(of('user.create')?.after).toBe(sha256(canonicalJson({ disabled: false, role: 'member' })));
+    expect(of('user.update')).toMatchObject({
+      before: sha256(canonicalJson({ disabled: false, role: 'member' })),
+      after: sha256(canonicalJson({ disabled: true, role: 'member' })),
+    });
   });
 });
