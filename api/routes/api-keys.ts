@@ -78,7 +78,7 @@ export default async function apiKeyRoutes(app: FastifyInstance): Promise<void> 
     const auth = app.runtime.auth;
     const key = auth.keys.get(req.params.keyId);
     if (!key || !authz.can(me, 'admin', { kind: 'user', userId: key.userId })) throw new NotFoundError(`API key ${req.params.keyId} not found`);
-    auth.revokeKey(key.keyId);
+    auth.revokeKey(key.keyId, me.userId);
     req.log.info({ keyId: key.keyId, by: me.userId }, 'api key revoked');
     return { success: true, keyId: key.keyId, revoked: true };
   });

@@ -39,3 +39,16 @@ describe('the audit log: user changes made through the API', () => {
     });
   });
 });
+
+describe('the audit log: key changes made through the API', () => {
+  it('key.revoke names the admin who revoked it and the key’s client', async () => {
+    t = await makeTestApp();
+    const admin = await loginAs(t, { username: 'root', role: 'admin' });
+    const created = await t.app.inject({ method: 'POST', url: `/v1/api-keys/${admin.userId}`, headers: admin.headers, payload: { label: 'k', clientId: 'ACME' } });
+    expect(created.statusCode).toBe(201);
+    const keyId = created.json().keyId as string;
+    expect((await t.app.inject({ method: 'DELETE', url: `/v1/api-keys/${admin.userId}/${keyId}`, headers: admin.headers })).statusCode).toBe(200);
+    const entries = (await t.app.inject({ url: `/v1/bi/admin/audit/${admin.userId}?action=key.revoke`, headers: admin.headers })).json().entries;
+    expect(entries).toEqual([expect.objectContaining({ actor: { type: 'user', id: admin.userId }, clientId: 'ACME', object: { kind: 'ApiKey', id: keyId } })]);
+  });
+});
