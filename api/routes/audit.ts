@@ -7,7 +7,8 @@ import { requireSession } from '../auth/guards.ts';
 import { principalOf } from '../auth/principal.ts';
 import { auditSchemas } from '../schemas/audit.ts';
 
-const ACTOR = /^(user|key|git|controller|cli)(:.{1,200})?$/;
+/** `type`, `type:id`, or a bare actor ID (`U2026A00001`, a keyId, an author email) of any type. */
+const ACTOR = /^((user|key|git|controller|cli)(:.{1,200})?|[^:]{1,200})$/;
 
 /** The query of the audit read, checked: every bad value named (400). */
 export function parseAuditQuery(q: Record<string, unknown>): Omit<AuditQuery, 'clients'> & { format: 'json' | 'ndjson' } {
@@ -37,7 +38,7 @@ export function parseAuditQuery(q: Record<string, unknown>): Omit<AuditQuery, 'c
   };
   const clientId = text('clientId')?.trim().toUpperCase();
   const actor = text('actor');
-  if (actor !== undefined && !ACTOR.test(actor)) problems.push({ path: 'actor', message: 'actor must be user, key, git, controller or cli, optionally followed by :<id>' });
+  if (actor !== undefined && !ACTOR.test(actor)) problems.push({ path: 'actor', message: 'actor must be user, key, git, controller or cli, optionally followed by :<id>, or an actor ID' });
   const action = text('action');
   const since = date('since');
   const until = date('until');

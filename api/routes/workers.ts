@@ -47,6 +47,7 @@ export default async function workerRoutes(app: FastifyInstance): Promise<void> 
   const tokenHash = token ? sha256(token) : undefined;
 
   app.get('/v1/reconciler/workers', { preHandler: requireSession(app, { role: 'admin' }), schema: workerSchemas.list }, async () => ({
+    success: true as const,
     workers: rt.runs.dispatcher instanceof QueueRunDispatcher ? rt.runs.dispatcher.workers.list() : [],
   }));
 

@@ -44,6 +44,8 @@ interface AuditRow {
 }
 
 const COLUMNS = 'seq, at, actor_type, actor_id, actor_revision, action, client_id, object_kind, object_id, before, after, result, request_id, hash, prev_hash';
+/** The actor types of an entry; an `actor` filter that is none of them is an actor ID. */
+const ACTOR_TYPES: ReadonlySet<string> = new Set<AuditActor['type']>(['user', 'key', 'git', 'controller', 'cli']);
 
 /** `hash = sha256hex(prevHash + canonical(entry without hash))`. */
 export function entryHash(entry: Omit<AuditEntry, 'hash'>): string {
@@ -139,7 +141,7 @@ export interface AuditQuery {
   /** Only entries of these clients ('all': every entry, also those of no client). */
   clients: 'all' | readonly string[];
   clientId?: string;
-  /** `type` or `type:id`, e.g. `user:U2026A00001`. */
+  /** `type`, `type:id` (e.g. `user:U2026A00001`), or a bare actor ID of any type. */
   actor?: string;
   action?: string;
   since?: string;
@@ -179,9 +181,14 @@ function auditWhere(q: Omit<AuditQuery, 'limit'> & { cursor?: number }): { where
   }
   if (q.actor !== undefined) {
     const i = q.actor.indexOf(':');
-    clauses.push(i < 0 ? 'actor_type = @actorType' : 'actor_type = @actorType AND actor_id = @actorId');
-    args.actorType = i < 0 ? q.actor : q.actor.slice(0, i);
-    if (i >= 0) args.actorId = q.actor.slice(i + 1);
+    if (i < 0 && !ACTOR_TYPES.has(q.actor)) {
+      clauses.push('actor_id = @actorId');
+      args.actorId = q.actor;
+    } else {
+      clauses.push(i < 0 ? 'actor_type = @actorType' : 'actor_type = @actorType AND actor_id = @actorId');
+      args.actorType = i < 0 ? q.actor : q.actor.slice(0, i);
+      if (i >= 0) args.actorId = q.actor.slice(i + 1);
+    }
   }
   if (q.action !== undefined) {
     clauses.push('action = @action');

@@ -22,7 +22,7 @@ export function auditRecorded(db: Store, clock: Clock) {
     appendAudit(
       db,
       {
-        actor: actorOf(pruned ? 'controller' : facts.actor, facts.revision),
+        actor: !pruned && facts.keyId ? { type: 'key', id: facts.keyId } : actorOf(pruned ? 'controller' : facts.actor, facts.revision),
         action: pruned ? 'prune' : 'apply',
         ...(typeof clientId === 'string' ? { clientId } : {}),
         object: { kind: result.kind, id: result.key.slice(result.key.indexOf('/') + 1) },

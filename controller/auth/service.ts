@@ -188,8 +188,13 @@ export class AuthService {
 
   /** Soft-deletes the key and drops its cache entry, so the very next request with it fails. */
   revokeKey(keyId: string, by?: string): void {
+    const clientId = this.keys.get(keyId)?.clientId;
     this.keys.revoke(keyId);
-    appendAudit(this.#db, { actor: actorOf(by), action: 'key.revoke', object: { kind: 'ApiKey', id: keyId }, result: 'ok' }, this.#clock);
+    appendAudit(
+      this.#db,
+      { actor: actorOf(by), action: 'key.revoke', ...(clientId ? { clientId } : {}), object: { kind: 'ApiKey', id: keyId }, result: 'ok' },
+      this.#clock,
+    );
     const hash = this.#hashByKeyId.get(keyId);
     if (hash) this.#forget(hash);
     this.#keyLimiter.forget(keyId);

@@ -1,4 +1,6 @@
+import { canonicalJson } from '../audit/canonical.ts';
 import { actorOf, appendAudit } from '../audit/log.ts';
+import { sha256 } from '../hash.ts';
 import type { Database } from 'better-sqlite3';
 import { ConflictError, ValidationError } from '../errors.ts';
 import { IdAllocator } from '../store/ids.ts';
@@ -66,7 +68,7 @@ export class UserStore {
     this.#ids = new IdAllocator({ db: opts.db, clock: opts.clock });
   }
 
-  async create(opts: { username: string; password: string; role: Role; cost?: ScryptCost; by?: string }): Promise<User> {
+  async create(opts: { username: string; password: string; role: Role; cost?: ScryptCost; /** who creates it (a user ID: audit actor `user`); default the controller */ by?: string }): Promise<User> {
     const problems = checkNewUser(opts.username, opts.password);
     if (problems.length) throw new ValidationError(problems);
     if (this.findByName(opts.username)) throw new ConflictError(`User ${opts.username} already exists`);
@@ -79,7 +81,7 @@ export class UserStore {
       this.#db
         .prepare('INSERT INTO users (user_id, username, password_hash, role, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)')
         .run(userId, opts.username, hash, opts.role, now, now);
-      appendAudit(this.#db, { actor: actorOf(opts.by), action: 'user.create', object: { kind: 'User', id: userId }, after: opts.role, result: 'ok' }, this.#clock);
+      appendAudit(this.#db, { actor: actorOf(opts.by), action: 'user.create', object: { kind: 'User', id: userId }, after: accessDigest(opts.role, null), result: 'ok' }, this.#clock);
       return { userId, username: opts.username, role: opts.role, createdAt: now };
     })();
   }
@@ -176,9 +178,14 @@ export class UserStore {
       if (disabledAt !== null && row.disabled_at === null) this.#db.prepare('DELETE FROM sessions WHERE user_id = ?').run(userId);
       appendAudit(
         this.#db,
-        { actor: actorOf(by), action: 'user.update', object: { kind: 'User', id: userId }, before: `${row.role}${row.disabled_at ? ' disabled' : ''}`, after: `${role}${disabledAt ? ' disabled' : ''}`, result: 'ok' },
+        { actor: actorOf(by), action: 'user.update', object: { kind: 'User', id: userId }, before: accessDigest(row.role, row.disabled_at), after: accessDigest(role, disabledAt), result: 'ok' },
         this.#clock,
       );
     })();
   }
+}
+
+/** An audit entry's `before`/`after` of a user (docs/contract/design.md: digests): SHA-256 of `{disabled, role}`. */
+function accessDigest(role: string, disabledAt: string | null): string {
+  return sha256(canonicalJson({ disabled: disabledAt !== null, role }));
 }

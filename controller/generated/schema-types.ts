@@ -1599,6 +1599,7 @@ export type ApiNotifierDeliveries = {
  * The `bictl worker` processes of queue mode (BI_QUEUE_URL): up, or lost and listed for an hour after
  */
 export type ApiWorkerList = {
+  success: true;
   workers: ApiWorkerView[];
 };
 /**

@@ -19,6 +19,8 @@ export interface Desired {
    */
   packed?: Buffer;
   author?: string;
+  /** The API key (keyId) an API write came with: the audit entry's actor is that key. */
+  keyId?: string;
   revision?: string;
   /** `ClientSet/<name>` when a ClientSet generated the object (its manifest is always held: there is no file to read it from). */
   generatedBy?: string;
@@ -36,6 +38,7 @@ export interface KnownRow {
 export interface ScanMeta {
   revision?: string;
   author?: string;
+  keyId?: string;
 }
 
 /** The decision for one delivered file. */
@@ -93,7 +96,7 @@ export class DesiredState {
     const hash = sha256(file.bytes);
     const unchanged = known.find((r) => r.hash === hash && r.phase === 'Synced');
     if (unchanged) {
-      if (!this.#byKey.has(unchanged.key)) this.#byKey.set(unchanged.key, { path, hash, revision: meta.revision, author: meta.author });
+      if (!this.#byKey.has(unchanged.key)) this.#byKey.set(unchanged.key, { path, hash, revision: meta.revision, author: meta.author, ...(meta.keyId ? { keyId: meta.keyId } : {}) });
       return { type: 'unchanged', key: unchanged.key, row: unchanged };
     }
     const result: LoadResult = opts.document !== undefined ? checkDocument(path, hash, opts.document, this.#schemas) : parseManifest(path, file.bytes, this.#schemas);
@@ -119,6 +122,7 @@ export class DesiredState {
       ...(opts.keepParsed === false ? { packed: serialize(result.manifest) } : { manifest: result.manifest }),
       revision: meta.revision,
       author: meta.author,
+      ...(meta.keyId ? { keyId: meta.keyId } : {}),
     });
     const staleInvalidRow = known.some((r) => r.key === INVALID_PREFIX + path) ? INVALID_PREFIX + path : undefined;
     return {

@@ -66,6 +66,7 @@ export class KeyReconciler {
       revision: desired.revision ?? null,
       generatedBy: desired.generatedBy ?? null,
       inputId: desired.inputId ?? null,
+      ...(desired.keyId ? { keyId: desired.keyId } : {}),
     };
     const previous = row && isLive(row) ? row.resourceIds : undefined;
     try {

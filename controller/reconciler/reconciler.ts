@@ -56,6 +56,8 @@ export interface ReconcilerOptions {
 export interface WriteMeta {
   revision?: string;
   author?: string;
+  /** The API key the write came with (audit actor `key`). */
+  keyId?: string;
 }
 
 /** Scans of more files than this re-parse each one when it is applied instead of holding it. */

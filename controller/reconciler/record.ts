@@ -20,6 +20,8 @@ export interface RecordFacts {
   /** The ClientSet that generated the object (`ClientSet/<name>`), null for a file's object. */
   generatedBy?: string | null;
   inputId?: string | null;
+  /** The API key an API write came with: the audit actor is `{type: key, id}`. */
+  keyId?: string;
 }
 
 export interface RecorderOptions {

@@ -67,7 +67,11 @@ export class ClientPurge {
         if (row.retain_until && now.toISOString() < row.retain_until && !(force === true && caller.role === 'admin' && isUnconfined(caller))) {
           throw new ConflictError(`Client ${clientId} is retained until ${row.retain_until}: purge it then, or force it as an admin`);
         }
-        if (rt.config.purgeDryRun) return { clientId, dryRun: true, removes: purgePlan(rt.db, clientId) };
+        if (rt.config.purgeDryRun) {
+          const plan = purgePlan(rt.db, clientId);
+          rt.log.info({ clientId, removes: plan.map((r) => `${r.kind}/${r.id}`) }, 'purge dry run (BI_PURGE_DRY_RUN): nothing removed');
+          return { clientId, dryRun: true, removes: plan };
+        }
         rt.db.statements
           .prepare('INSERT INTO client_purges (client_id, requested_by, requested_at, forced, manifest_key) VALUES (?, ?, ?, ?, ?)')
           .run(clientId, caller.userId, now.toISOString(), force === true ? 1 : 0, row.manifest_key);

@@ -62,7 +62,7 @@ export class ManifestSubmitter {
       // Reconciled from what was written, not read and parsed back (a clone: validation fills in defaults).
       const result = await this.#o.reconciler.reconcileFile(
         { path: req.relPath, bytes: Buffer.from(text) },
-        { revision: written?.revision, author: req.caller.userId },
+        { revision: written?.revision, author: req.caller.userId, ...(req.caller.keyId ? { keyId: req.caller.keyId } : {}) },
         structuredClone(document),
       );
       if (result.reason === 'store') {

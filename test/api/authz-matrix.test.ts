@@ -442,34 +442,32 @@ function routeTable(): Record<string, RouteEntry> {
       auth: 'S-admin',
       cases: none(() => ({ method: 'GET', url: '/v1/reconciler/notifiers' }), same({ status: 200, check: (j) => expect(Array.isArray(j.notifiers)).toBe(true) })),
     },
+    // Round 3: ClientSet reads/preview/approve and the lifecycle shortcuts (admin), the audit read (every session, members their clients).
     'GET /v1/reconciler/clientsets': {
       auth: 'S-admin',
-      cases: none(() => ({ method: 'GET', url: '/v1/reconciler/clientsets' }), same(ok(200, (j) => expect(j.clientSets).toEqual([])))),
+      cases: none(() => ({ method: 'GET', url: '/v1/reconciler/clientsets' }), same(ok(200, (j) => expect(Array.isArray(j.clientSets)).toBe(true)))),
     },
     'GET /v1/reconciler/clientsets/:name': {
       auth: 'S-admin',
-      cases: { unknown: { req: () => ({ method: 'GET', url: '/v1/reconciler/clientsets/nope' }), expect: same(err(404, 'ClientSet nope not found')) } },
-    },
-    'POST /v1/reconciler/clientsets/preview': {
-      auth: 'S-admin',
-      cases: none(() => ({ method: 'POST', url: '/v1/reconciler/clientsets/preview', payload: [] }), same({ status: 400, check: (j) => expect(j.success).toBe(false) })),
+      cases: none(() => ({ method: 'GET', url: '/v1/reconciler/clientsets/nope' }), same(err(404, 'ClientSet nope not found'))),
     },
     'POST /v1/reconciler/clientsets/:name/approve': {
       auth: 'S-admin',
-      cases: { unknown: { req: () => ({ method: 'POST', url: '/v1/reconciler/clientsets/nope/approve', payload: {} }), expect: same(err(404, 'ClientSet nope not found')) } },
+      cases: none(() => ({ method: 'POST', url: '/v1/reconciler/clientsets/nope/approve', payload: {} }), same(err(404, 'ClientSet nope not found'))),
     },
-    // Lifecycle shortcuts (admin sessions): an unknown client is a 404 for every admin.
+    'POST /v1/reconciler/clientsets/preview': {
+      auth: 'S-admin',
+      cases: none(() => ({ method: 'POST', url: '/v1/reconciler/clientsets/preview', payload: { kind: 'ClientSet' } }), same(err(400, 'metadata is required; spec is required'))),
+    },
     ...Object.fromEntries(
-      (['suspend', 'resume', 'restore', 'purge'] as const).map((action) => [
+      ['suspend', 'resume', 'restore', 'purge'].map((action) => [
         `POST /v1/bi/admin/clients/:clientId/${action}/:userId`,
         {
-          auth: 'S-admin',
-          cases: {
-            unknown: {
-              req: (c: Caller): Req => ({ method: 'POST', url: `/v1/bi/admin/clients/NOPE/${action}/${c.userId}`, payload: action === 'purge' ? { confirm: 'NOPE' } : {} }),
-              expect: same({ status: 404, check: (j) => expect(j.success).toBe(false) }),
-            },
-          },
+          auth: 'S-admin' as const,
+          cases: none(
+            (c) => ({ method: 'POST', url: `/v1/bi/admin/clients/NOPE/${action}/${c.userId}`, payload: action === 'purge' ? { confirm: 'NOPE' } : {} }),
+            same(err(404, 'Client NOPE not found')),
+          ),
         },
       ]),
     ),
@@ -479,7 +477,7 @@ function routeTable(): Record<string, RouteEntry> {
     },
     'GET /v1/reconciler/workers': {
       auth: 'S-admin',
-      cases: none(() => ({ method: 'GET', url: '/v1/reconciler/workers' }), same({ status: 200, check: (j) => expect(j.workers).toEqual([]) })),
+      cases: none(() => ({ method: 'GET', url: '/v1/reconciler/workers' }), same({ status: 200, check: (j) => expect(j).toEqual({ success: true, workers: [] }) })),
     },
     // The workers' reports: their own bearer token (BI_WORKER_TOKEN), unset here, so refused for every caller.
     ...Object.fromEntries(

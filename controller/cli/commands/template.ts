@@ -1,6 +1,7 @@
-import { stat } from 'node:fs/promises';
-import { basename, dirname, relative, resolve, sep } from 'node:path';
-import { stringify } from 'yaml';
+import { existsSync } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { parse, stringify } from 'yaml';
 import { formatProblem } from '../../errors.ts';
 import { sha256 } from '../../hash.ts';
 import { readInputs } from '../../kinds/clientset/inputs.ts';
@@ -39,12 +40,35 @@ export async function renderTemplate(file: string, root: string): Promise<{ docu
   return { documents, problems };
 }
 
+/**
+ * The root of a ClientSet file outside `--manifests` given without `--root`: the nearest folder,
+ * from the file's own upward, that holds every `inputsFrom` path (a set in `<root>/clientsets/`
+ * reading `catalog/x.csv` finds `<root>`); the file's folder when none does.
+ */
+async function inputsRoot(file: string): Promise<string> {
+  let paths: string[];
+  try {
+    const doc = parse(await readFile(file, 'utf8')) as { spec?: { inputsFrom?: unknown } } | null;
+    const from = doc?.spec?.inputsFrom;
+    paths = (Array.isArray(from) ? from : [])
+      .map((f: unknown) => (typeof f === 'object' && f !== null ? (f as { path?: unknown }).path : undefined))
+      .filter((p): p is string => typeof p === 'string' && p.length > 0);
+  } catch {
+    return dirname(file);
+  }
+  if (paths.length === 0) return dirname(file);
+  for (let d = dirname(file); ; d = dirname(d)) {
+    if (paths.every((p) => existsSync(join(d, p)))) return d;
+    if (dirname(d) === d) return dirname(file);
+  }
+}
+
 export function registerTemplate(ctx: CommandContext): void {
   const template = ctx.program.command('template').description('ClientSet templates');
   template
     .command('render')
     .argument('<file>', 'a ClientSet manifest')
-    .option('--root <dir>', 'the manifests root its inputsFrom paths are relative to (default: --manifests when the file is inside it, else the file\'s folder)')
+    .option('--root <dir>', 'the manifests root its inputsFrom paths are relative to (default: --manifests when the file is inside it, else the nearest folder upward holding its inputsFrom files)')
     .description('render a ClientSet offline (no store) and print the generated objects as multi-document YAML; exit 1 listing per-input errors')
     .action(async (file: string, opts: { root?: string }) => {
       const abs = resolve(file);
@@ -53,7 +77,7 @@ export function registerTemplate(ctx: CommandContext): void {
       });
       const manifests = resolve((ctx.program.opts() as { manifests?: string }).manifests ?? ctx.io.env.BI_MANIFESTS_DIR ?? 'manifests');
       const inside = !relative(manifests, abs).startsWith('..');
-      const root = resolve(opts.root ?? (inside ? manifests : dirname(abs)));
+      const root = resolve(opts.root ?? (inside ? manifests : await inputsRoot(abs)));
       const { documents, problems } = await renderTemplate(abs, root);
       if (documents.length) ctx.io.out(documents.map((d) => `---\n${d.trimEnd()}`).join('\n'));
       for (const p of problems) ctx.io.err(p);

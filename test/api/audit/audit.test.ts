@@ -80,6 +80,11 @@ describe('the audit log', () => {
     expect(page1.entries.map((e: { seq: number }) => e.seq)).toEqual([seqs[0], seqs[1]]);
     const page2 = (await read(admin, `?limit=2&cursor=${page1.nextCursor}`)).json();
     expect(page2.entries[0].seq).toBe(seqs[2]);
+    // `actor`: a type, `type:id`, or a bare ID of any type.
+    const byUser = (await read(admin, `?actor=user:${admin.userId}&limit=1000`)).json().entries;
+    expect(byUser.length).toBeGreaterThan(0);
+    expect((await read(admin, `?actor=${admin.userId}&limit=1000`)).json().entries).toEqual(byUser);
+    expect((await read(admin, '?actor=controller&limit=1000')).json().entries.every((e: { actor: { type: string } }) => e.actor.type === 'controller')).toBe(true);
     const byAction = (await read(admin, '?action=client.suspend')).json().entries;
     expect(byAction.map((e: { clientId: string }) => e.clientId)).toEqual(['ACME']);
     expect((await read(admin, '?limit=1001')).statusCode).toBe(400);

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
@@ -176,7 +176,14 @@ describe('purge', () => {
     await setup();
     await post(admin, `/v1/bi/admin/clients/ACME/offboard/${admin.userId}`, { confirm: 'ACME' });
     (t.rt.config as { purgeDryRun: boolean }).purgeDryRun = true;
+    const logged = vi.spyOn(t.rt.log, 'info');
     const dry = await purge({ confirm: 'ACME', force: true });
+    // BI_PURGE_DRY_RUN also logs what the purge would remove.
+    expect(logged).toHaveBeenCalledWith(
+      expect.objectContaining({ clientId: 'ACME', removes: expect.arrayContaining([`connection/${ACME_DB}`]) }),
+      expect.stringContaining('dry run'),
+    );
+    logged.mockRestore();
     expect(dry.statusCode).toBe(200);
     expect(dry.json()).toMatchObject({ success: true, clientId: 'ACME', dryRun: true });
     expect(dry.json().removes).toContainEqual({ kind: 'connection', id: ACME_DB });

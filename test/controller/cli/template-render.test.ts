@@ -28,6 +28,15 @@ describe('bictl template render', () => {
     ]);
   });
 
+  it('without --root, a set outside --manifests reads inputsFrom from the nearest folder upward that holds them', async () => {
+    writeFileSync(join(dir, 'catalog/retail.csv'), 'id,displayName\nBETA,Beta Inc\n');
+    writeFileSync(join(dir, 'sets/retail.yaml'), stringify(connectionSet('retail', { inputsFrom: [{ path: 'catalog/retail.csv' }] })));
+    const r = await runCli(['template', 'render', join(dir, 'sets/retail.yaml')]);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(parseAllDocuments(r.out).map((d) => (d.toJS() as { metadata: { name: string } }).metadata.name)).toEqual(['beta-wh']);
+  });
+
   it('a value that is exactly one output keeps its type; values never add keys', async () => {
     const set = connectionSet('typed', { inputs: [{ id: 'A', displayName: '{{ evil }}\nextra: 1', port: 5433 }] });
     const res = (set.spec as { resources: { spec: Record<string, unknown> }[] }).resources[0];
