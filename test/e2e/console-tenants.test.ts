@@ -247,7 +247,7 @@ describe('console: clients, dashboards and manifests in a real browser', () => {
     expect(await page.textContent('#client-overview')).toContain('ACTIVE');
   });
 
-  it('offboards a client after a typed confirmation that names what goes; its resources are pruned', async () => {
+  it('offboards a client after a typed confirmation that names what a purge would remove; its resources are kept until then', async () => {
     await page.goto('/ui/#/clients/GLOBEX');
     await page.waitForSelector('#offboard');
     await page.click('#offboard');
@@ -276,21 +276,24 @@ describe('console: clients, dashboards and manifests in a real browser', () => {
     await confirm.click();
     await page.waitForSelector('#offboard-dialog', { state: 'detached' });
     await page.waitForSelector('#client-flash .notice.ok');
-    expect(await page.textContent('#client-flash')).toContain('GLOBEX was offboarded: Client/GLOBEX is Pruned, the client is DELETED.');
+    // Offboarding keeps every resource and ID until restore or purge (docs/contract/design.md, "Tenant lifecycle").
+    expect(await page.textContent('#client-flash')).toContain('GLOBEX was offboarded: Client/GLOBEX is Pruned, the client is OFFBOARDED.');
     expect(existsSync(join(h.manifests, 'clients/GLOBEX.yaml'))).toBe(false);
     const db = h.server.runtime.db;
-    for (const table of ['facades', 'vdms', 'semantic_models']) expect(db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE client_id = 'GLOBEX'`).get()).toEqual({ n: 0 });
-    expect(db.prepare('SELECT COUNT(*) AS n FROM connections WHERE connection_id = ?').get(GLOBEX_DB)).toEqual({ n: 0 });
+    expect(db.prepare("SELECT status, retain_until IS NOT NULL AS retained FROM clients WHERE client_id = 'GLOBEX'").get()).toEqual({ status: 'OFFBOARDED', retained: 1 });
+    for (const table of ['facades', 'vdms', 'semantic_models']) expect((db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE client_id = 'GLOBEX'`).get() as { n: number }).n).toBeGreaterThan(0);
+    expect(db.prepare('SELECT COUNT(*) AS n FROM connections WHERE connection_id = ?').get(GLOBEX_DB)).toEqual({ n: 1 });
     await page.waitForSelector('#client-overview');
     expect(await page.isVisible('#offboard')).toBe(false);
 
-    // Gone from the active registry and from the dashboards.
+    // Gone from the active registry.
     await page.goto('/ui/#/clients?status=ACTIVE');
     await page.waitForSelector('#registry tbody tr');
     expect(await page.$$eval('#registry tbody tr', (trs) => trs.map((tr) => (tr as HTMLElement).dataset.client).sort())).toEqual(['ACME', 'BROKEN']);
+    // An admin still sees the retained client's dashboards until a purge removes them.
     await page.goto('/ui/#/dashboards');
     await page.waitForSelector('#dashboards-table');
-    expect(await page.$$eval('#dashboards-table tbody tr td:nth-child(2)', (tds) => tds.map((td) => td.textContent))).toEqual(['ACME']);
+    expect(await page.$$eval('#dashboards-table tbody tr td:nth-child(2)', (tds) => tds.map((td) => td.textContent).sort())).toEqual(['ACME', 'GLOBEX']);
   });
 
   it('shows every manifest failures first, filters by kind and phase', async () => {
