@@ -302,6 +302,17 @@ export class Runtime {
     return this.track(() => this.source.syncNow(opts));
   }
 
+  /** What applying a ClientSet would do per tenant, through the reconciler's dry run (nothing written). */
+  previewClientSet(manifest: Manifest<ClientSetSpec>): ReturnType<typeof previewClientSet> {
+    return previewClientSet(manifest, {
+      store: this.clientSets.store,
+      schemas: this.schemas,
+      read: (p) => this.source.read(p),
+      fileOf: (key) => this.reconciler.fileOf(key),
+      dryRun: (objects) => this.reconciler.dryRun(objects),
+    });
+  }
+
   /** What a sync would change (bictl diff), changing nothing. */
   async plan(): Promise<PlanEntry[]> {
     const plan = await this.reconciler.plan(await this.source.snapshot());
@@ -311,13 +322,7 @@ export class Runtime {
       const file = this.source.read(entry.path);
       const parsed = file && 'bytes' in file ? parseManifest(entry.path, file.bytes, this.schemas) : undefined;
       if (!parsed?.ok) return [];
-      const preview = previewClientSet(parsed.manifest as Manifest<ClientSetSpec>, {
-        store: this.clientSets.store,
-        schemas: this.schemas,
-        read: (p) => this.source.read(p),
-        fileOf: (key) => this.reconciler.fileOf(key),
-        dryRun: (objects) => this.reconciler.dryRun(objects),
-      });
+      const preview = this.previewClientSet(parsed.manifest as Manifest<ClientSetSpec>);
       return preview.tenants.map((x) => ({
         key: `${entry.key}#${x.input}`,
         path: entry.path,

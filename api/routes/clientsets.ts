@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
 import { ConflictError, NotFoundError, ValidationError } from '../../controller/errors.ts';
-import { previewClientSet } from '../../controller/kinds/clientset/preview.ts';
 import { ClientSetReads } from '../../controller/kinds/clientset/reads.ts';
 import type { ClientSetSpec } from '../../controller/kinds/clientset/types.ts';
 import type { Manifest } from '../../controller/types.ts';
@@ -41,13 +40,7 @@ export default async function clientSetRoutes(app: FastifyInstance): Promise<voi
     const checked = rt.schemas.validateManifest(doc);
     if (!checked.ok) throw new ValidationError(checked.problems);
     if (checked.value.kind !== 'ClientSet') throw new ValidationError([{ path: 'kind', message: 'kind must be ClientSet' }]);
-    const preview = previewClientSet(checked.value as Manifest<ClientSetSpec>, {
-      store: rt.clientSets.store,
-      schemas: rt.schemas,
-      read: (p) => rt.source.read(p),
-      fileOf: (key) => rt.reconciler.fileOf(key),
-      dryRun: (objects) => rt.reconciler.dryRun(objects),
-    });
+    const preview = rt.previewClientSet(checked.value as Manifest<ClientSetSpec>);
     return { success: true, ...preview };
   });
 
