@@ -16,7 +16,7 @@ const EDGES = '^api/|^controller/cli/';
 
 module.exports = {
   forbidden: [
-    { name: 'no-circular', severity: 'error', comment: 'An import cycle ties modules that should stand apart (a cycle closed only by type imports is allowed: use cases still take the Runtime type).', from: {}, to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } } },
+    { name: 'no-circular', severity: 'error', comment: 'An import cycle ties modules that should stand apart (type imports count too).', from: {}, to: { circular: true } },
     { name: 'contract-is-the-bottom', severity: 'error', comment: 'The contract layer imports nothing above it (the store handle type aside).', from: { path: CONTRACT }, to: { path: `${STORE}|${DOMAIN}|${LOOP}|${USECASES}|${EDGES}`, pathNot: '^controller/store/(db|statement-cache)\\.ts$' } },
     { name: 'store-below-domain', severity: 'error', from: { path: STORE }, to: { path: `${DOMAIN}|${LOOP}|${USECASES}|${EDGES}` } },
     { name: 'domain-below-loop', severity: 'error', from: { path: DOMAIN }, to: { path: `${LOOP}|${USECASES}|${EDGES}` } },

@@ -1,7 +1,7 @@
 import { clientHold } from '../authz/holds.ts';
 import { readClient } from '../kinds/client/registry.ts';
 import type { ReconcileEvent } from '../reconciler/types.ts';
-import type { Runtime } from '../runtime.ts';
+import type { LifecyclePorts } from './ports.ts';
 
 /**
  * Follows Client outcomes: a suspended client's queued runs are cancelled (an offboarded one's
@@ -9,12 +9,12 @@ import type { Runtime } from '../runtime.ts';
  * (`client.suspended`; `client.purge_due` once retention has passed).
  */
 export class ClientHoldsObserver {
-  readonly #rt: Runtime;
+  readonly #rt: LifecyclePorts;
   /** Registry status last seen per client (notifications once per transition in this process). */
   readonly #seen = new Map<string, string>();
   readonly #dueNotified = new Set<string>();
 
-  constructor(opts: { runtime: Runtime }) {
+  constructor(opts: { runtime: LifecyclePorts }) {
     this.#rt = opts.runtime;
   }
 

@@ -1,7 +1,7 @@
 import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import { readClient } from '../kinds/client/registry.ts';
 import { isLive } from '../reconciler/status.ts';
-import type { Runtime } from '../runtime.ts';
+import type { LifecyclePorts } from './ports.ts';
 import type { Store } from '../store/db.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { ApiPurgeItem } from '../generated/schema-types.ts';
@@ -26,7 +26,7 @@ export interface PurgeAnswer {
 }
 
 export interface ClientPurgeOptions {
-  runtime: Runtime;
+  runtime: LifecyclePorts;
   /** Test seam: stop (as a crash would) right after this step has committed. */
   crashAfter?: PurgeStep;
 }
@@ -41,7 +41,7 @@ export class PurgeInterrupted extends Error {}
  * registry record stays as DELETED. The intent is recorded before the first step.
  */
 export class ClientPurge {
-  readonly #rt: Runtime;
+  readonly #rt: LifecyclePorts;
   readonly #crashAfter: PurgeStep | undefined;
 
   constructor(opts: ClientPurgeOptions) {
@@ -230,7 +230,7 @@ export function purgePlan(db: Store, clientId: string): PurgeItem[] {
 }
 
 /** The store writes of each step (idempotent: a step run twice removes nothing more). */
-const STEP_SQL: Record<PurgeStep, (rt: Runtime, clientId: string) => void> = {
+const STEP_SQL: Record<PurgeStep, (rt: LifecyclePorts, clientId: string) => void> = {
   runs(rt, clientId) {
     const db = rt.db.statements;
     const owned = 'SELECT pipeline_id FROM pipelines WHERE owner_client_id = ?';
