@@ -55,6 +55,8 @@ export interface RunBody {
   runId: string;
   pipelineId: string;
   status: string;
+  trigger?: string;
+  queuedAt?: string;
   worker?: string;
   error: string | null;
   startedAt: string | null;
@@ -88,6 +90,8 @@ export class QueueCluster {
       BI_WORKER_LOST_AFTER: `${LOST_AFTER_MS}ms`,
       BI_WORKER_HEARTBEAT_INTERVAL: HEARTBEAT,
       BI_CONN_LOCAL: 'unused-with-trust-auth',
+      // The schedule test fires every 2 s (the default floor is one minute).
+      BI_SCHEDULE_MIN_INTERVAL: '1s',
     };
   }
 
@@ -130,7 +134,7 @@ export class QueueCluster {
   }
 
   /** A pipeline `name` copying `source` (a table or view of the data schema) into `target` (replace). */
-  pipeline(name: string, source: string, target: string, connectionId = 'D2026A00001'): void {
+  pipeline(name: string, source: string, target: string, connectionId = 'D2026A00001', cronExpression?: string): void {
     const y = [
       'apiVersion: bi.controller/v1',
       'kind: Pipeline',
@@ -141,6 +145,7 @@ export class QueueCluster {
       `  destination: { connectionId: ${connectionId}, schemaName: ${this.dataSchema} }`,
       '  steps:',
       `    - { type: load, config: { tableName: ${target}, mode: replace } }`,
+      ...(cronExpression ? [`  schedule: { isEnabled: true, frequency: cron, cronExpression: '${cronExpression}' }`] : []),
     ];
     writeFileSync(join(this.dir, 'manifests', 'pipelines', `${name}.yaml`), `${y.join('\n')}\n`);
   }

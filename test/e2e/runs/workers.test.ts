@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from '../../../bench/lib/api-client.ts';
-import { LOST_AFTER_MS, QueueCluster, TOKEN } from './queue-cluster.ts';
+import { LOST_AFTER_MS, QueueCluster, TOKEN, type RunBody } from './queue-cluster.ts';
 
 /**
  * Runs on more than one machine (DESIGN Round 3): a real controller in queue mode and real
@@ -171,4 +171,43 @@ describe('queue mode: bictl worker processes', () => {
     const runId = /(RUN-\d+) succeeded/.exec(out)?.[1] ?? '';
     expect((await c.run(runId)).worker).toBe('wf');
   });
+
+  it('schedules fire once across workers: each due fire is one run on one worker; fires missed while the controller is down start one run', async () => {
+    await c.worker('ws2', { concurrency: 2 });
+    const up = (await c.workersList()).filter((w) => w.state === 'up');
+    expect(up.length).toBeGreaterThanOrEqual(2);
+    c.pipeline('ticker', 'small', 'ticker_out', 'D2026A00001', '*/2 * * * * *');
+    await c.sync();
+    const id = c.pipelines.get('ticker') ?? '';
+    const scheduled = async () => {
+      const res = await c.req('GET', `/v1/sdk/pipelines/${id}/runs?limit=100`);
+      return ((res.json as { runs: RunBody[] }).runs).filter((r) => r.trigger === 'schedule');
+    };
+    const t0 = Date.now();
+    await new Promise((r) => setTimeout(r, 7_000));
+    // Over the window at most one run per 2-second fire (a fire while a run is active is skipped), never two.
+    const seen = await scheduled();
+    const fires = Math.ceil((Date.now() - t0) / 2000) + 1;
+    expect(seen.length).toBeGreaterThanOrEqual(2);
+    expect(seen.length).toBeLessThanOrEqual(fires);
+    const queued = seen.map((r) => Date.parse(r.queuedAt ?? ''));
+    for (let i = 1; i < queued.length; i++) expect(Math.abs(queued[i] - queued[i - 1])).toBeGreaterThan(1000);
+    // The controller down for ~5 s (two or three fires missed): one run on its return, not a backlog.
+    const before = (await scheduled()).length;
+    await c.server.stop();
+    await new Promise((r) => setTimeout(r, 5_000));
+    const back = Date.now();
+    await c.restartServer();
+    c.pipeline('ticker', 'small', 'ticker_out');
+    await c.sync();
+    const after = await scheduled();
+    const sinceBack = Math.ceil((Date.now() - back) / 2000) + 1;
+    expect(after.length - before).toBeGreaterThanOrEqual(1);
+    expect(after.length - before).toBeLessThanOrEqual(sinceBack);
+    const done = await Promise.all(after.map((r) => c.ended(r.runId)));
+    for (const r of done) {
+      expect(r.status, r.error ?? '').toBe('succeeded');
+      expect(['wf', 'ws2']).toContain(r.worker);
+    }
+  }, 120_000);
 });
