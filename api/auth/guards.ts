@@ -113,7 +113,7 @@ export function requireSession(app: FastifyInstance, opts: SessionGuardOptions =
 }
 
 /** The worker token (`Authorization: Bearer <BI_WORKER_TOKEN>`) of queue mode's worker reports; 401 otherwise. */
-export function requireWorker(app: FastifyInstance): onRequestAsyncHookHandler {
+function requireWorker(app: FastifyInstance): onRequestAsyncHookHandler {
   const token = app.runtime.config.queue?.workerToken;
   const tokenHash = token ? sha256(token) : undefined;
   return async (req, reply) => {

@@ -34,7 +34,7 @@ export const USER_ID: Json = { type: 'string', pattern: '^U\\d{4}A\\d{5}$', desc
 export const CLIENT_ID: Json = { type: 'string', description: 'client ID (case-insensitive: stored uppercased)' };
 
 /** `?dryRun`: a flag (api/validation.ts), true for `true`, `1` or a bare `?dryRun`; any other value is false. */
-export const DRY_RUN: Json = {
+const DRY_RUN: Json = {
   type: 'object',
   properties: { dryRun: { type: 'boolean', default: false, description: '`true`, `1` or empty: validate and show the plan, write nothing (any other value: false)' } },
 };
