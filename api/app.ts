@@ -12,7 +12,8 @@ import { errorHandler, notFoundHandler } from './errors.ts';
 import { swaggerOptions } from './openapi/document.ts';
 import { responseSerializer } from './openapi/serializer.ts';
 import { routes } from './routes/index.ts';
-import { assertAuthDeclared } from './auth/guards.ts';
+import { installGuard } from './auth/guards.ts';
+import { edgeValidator } from './validation.ts';
 import { registerWarnings } from './warnings.ts';
 
 export interface AppOptions {
@@ -82,7 +83,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const registered: { method: string; url: string }[] = [];
   app.decorate('registeredRoutes', registered);
   app.addHook('onRoute', (r) => {
-    assertAuthDeclared(r);
+    // The guard its schema states, first on onRequest: refused before anything is read or validated.
+    installGuard(app, r);
     for (const method of [r.method].flat()) if (method !== 'HEAD') registered.push({ method, url: r.url });
   });
   app.addHook('onRequest', async (req, reply) => {
@@ -99,10 +101,10 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       throw new ValidationError([{ path: 'body', message: `is nested deeper than ${MAX_BODY_DEPTH} levels` }]);
     }
   });
-  // Route schemas document requests; they do not validate them. Validation stays with the
-  // SchemaRegistry inside the handlers, after the auth guard (401 before 400) and with the
-  // spec's texts (e.g. `Validation failed: clientId is required`).
-  app.setValidatorCompiler(() => () => true);
+  // Path parameters and query strings are validated by the route's schema, after its guard (on
+  // onRequest: 401 before 400), with the texts of docs/contract/api.md. Bodies stay with the handlers
+  // (the manifests with the SchemaRegistry, for defaults, unknown-field warnings and lines).
+  app.setValidatorCompiler(edgeValidator);
   // Response schemas serialize: a field a schema does not declare is never sent.
   app.setSerializerCompiler(responseSerializer(opts.runtime.schemas));
   registerWarnings(app);

@@ -61,17 +61,42 @@ export function clientMessage(err: FastifyError): string {
   }
 }
 
-function detailsOf(err: unknown): ErrorDetails {
-  return err instanceof ApplyFailedError || err instanceof StepError ? err.details : {};
+/**
+ * The machine-readable kind of a request the server could not take as sent (400, 413, 415):
+ * schemas/api.schema.json `ErrorCode`, listed in docs/api.md. Other failures carry none.
+ */
+export type ErrorCode = 'validation' | 'malformed_json' | 'empty_body' | 'body_too_large' | 'unsupported_media_type' | 'bad_request';
+
+const FASTIFY_CODES: Record<string, ErrorCode> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: 'malformed_json',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'empty_body',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'body_too_large',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
+};
+
+/** The `code` of an error's body, when it has one. */
+export function codeOf(err: unknown, status: number = statusOf(err)): ErrorCode | undefined {
+  if (err instanceof ValidationError) return 'validation';
+  const code = (err as Partial<FastifyError>).code;
+  if (typeof code === 'string' && FASTIFY_CODES[code]) return FASTIFY_CODES[code];
+  return status === 400 ? 'bad_request' : undefined;
 }
 
-/** The body of a failure: `{success:false, <field>: text, ...details}`. */
+/** What a failure adds beside its text: a step's details, or the code and the problems of a bad request. */
+function detailsOf(err: unknown, status: number): ErrorDetails {
+  if (err instanceof ApplyFailedError || err instanceof StepError) return err.details;
+  const code = codeOf(err, status);
+  if (!code) return {};
+  return err instanceof ValidationError ? { code, problems: err.problems } : { code };
+}
+
+/** The body of a failure: `{success:false, <field>: text, code?, problems?, ...details}`. */
 export function errorBody(err: unknown, field: ErrorField): Record<string, unknown> {
   const e = err as FastifyError;
   const text = typeof e.code === 'string' && e.code.startsWith('FST_') ? clientMessage(e) : e.message;
   // An unauthenticated API-key call answers as docs/contract/api.md §7 shows: `{error}` alone.
   if (err instanceof UnauthenticatedError && text === 'API key required') return { error: text };
-  return { success: false, [field]: text, ...detailsOf(err) };
+  return { success: false, [field]: text, ...detailsOf(err, statusOf(err)) };
 }
 
 /** The one error handler: maps any error of any route to its status and body. */

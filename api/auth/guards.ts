@@ -1,4 +1,6 @@
-import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler, RouteOptions } from 'fastify';
+import { sha256 } from '../../controller/hash.ts';
+import { accessOf, type Access } from '../schemas/common.ts';
 import { matchesHash } from '../../controller/auth/tokens.ts';
 import { ADMIN_REQUIRED, effectiveTenants } from '../../controller/authz/index.ts';
 import { SESSION_COOKIE, readCookie } from './cookies.ts';
@@ -25,12 +27,12 @@ const KEY_REFUSALS = {
 } as const;
 
 /**
- * preHandler for API-key endpoints (A): `Authorization: Bearer <key>` or `x-api-key: <key>`.
+ * Guard of API-key endpoints (A): `Authorization: Bearer <key>` or `x-api-key: <key>`.
  * Sets `req.principal`; answers 401 {error:'API key required' | 'Invalid API key' | 'API key expired'},
  * 429 {error:'Rate limit exceeded'} with Retry-After past the per-key limit.
  */
-export function requireApiKey(app: FastifyInstance): preHandlerAsyncHookHandler {
-  return guard(async (req, reply) => {
+export function requireApiKey(app: FastifyInstance): onRequestAsyncHookHandler {
+  return async (req, reply) => {
     const auth = app.runtime.auth;
     const result = auth.authenticateKey(presentedApiKey(req));
     if (!result.ok) {
@@ -55,7 +57,7 @@ export function requireApiKey(app: FastifyInstance): preHandlerAsyncHookHandler 
       ...(clientScope ? { clientScope } : {}),
       tenants: effectiveTenants(rights, clientScope, 'apiKey'),
     };
-  });
+  };
 }
 
 export interface SessionGuardOptions {
@@ -71,13 +73,13 @@ export interface SessionGuardOptions {
 }
 
 /**
- * preHandler for browser-session endpoints (S), checked in this order: cookie LASID (401
+ * Guard of browser-session endpoints (S), checked in this order: cookie LASID (401
  * Session required), header CTN (403 Invalid CSRF token), `{userId}` in the path equal to the
  * session's user (403 Forbidden), the role (403 Admin role required). Sets `req.principal`.
  */
-export function requireSession(app: FastifyInstance, opts: SessionGuardOptions = {}): preHandlerAsyncHookHandler {
+export function requireSession(app: FastifyInstance, opts: SessionGuardOptions = {}): onRequestAsyncHookHandler {
   const checkCsrf = opts.csrf ?? true;
-  return guard(async (req, reply) => {
+  return async (req, reply) => {
     const auth = app.runtime.auth;
     const sessionId = readCookie(req, SESSION_COOKIE);
     const session = sessionId ? auth.sessions.find(sessionId) : undefined;
@@ -107,28 +109,69 @@ export function requireSession(app: FastifyInstance, opts: SessionGuardOptions =
       return reply.status(403).send({ success: false, error: ADMIN_REQUIRED });
     }
     req.principal = { userId: session.userId, username: session.username, role: rights.role, via: 'session', tenants: effectiveTenants(rights, undefined, 'session') };
-  });
+  };
 }
 
-const guards = new WeakSet<object>();
-
-/** Marks a preHandler as an authentication guard (the route check at registration looks for one). */
-function guard(fn: preHandlerAsyncHookHandler): preHandlerAsyncHookHandler {
-  guards.add(fn);
-  return fn;
+/** The worker token (`Authorization: Bearer <BI_WORKER_TOKEN>`) of queue mode's worker reports; 401 otherwise. */
+function requireWorker(app: FastifyInstance): onRequestAsyncHookHandler {
+  const token = app.runtime.config.queue?.workerToken;
+  const tokenHash = token ? sha256(token) : undefined;
+  return async (req, reply) => {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+    if (tokenHash && m && matchesHash(m[1], tokenHash)) return;
+    return reply
+      .status(401)
+      .header('www-authenticate', 'Bearer realm="workers"')
+      .send({ success: false, error: tokenHash ? 'Worker token required (BI_WORKER_TOKEN)' : 'BI_WORKER_TOKEN is not set on the controller: it accepts no worker' });
+  };
 }
 
-/** Route config of the routes anyone may call (health, login, the UI's files, the HMAC webhook). */
+/** The guard of an access level, one per app and level. */
+function guardFor(app: FastifyInstance, access: Access): onRequestAsyncHookHandler | undefined {
+  switch (access.auth) {
+    case 'apiKey':
+      return requireApiKey(app);
+    case 'session':
+      return requireSession(app, access.csrfFromQuery ? { csrfFromQuery: true } : {});
+    case 'admin':
+      return requireSession(app, { role: 'admin' });
+    case 'worker':
+      return requireWorker(app);
+    case 'public':
+      return undefined;
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** `public`: a page that is not API (schema HIDDEN), which anyone may fetch (PUBLIC_ROUTE). */
+    access?: 'public';
+  }
+}
+
+/** Route config of the pages that are not API (`/ui`, `/docs`: schema HIDDEN), which anyone may fetch. */
 export const PUBLIC_ROUTE = { access: 'public' as const };
 
 /**
- * Every route declares who may call it: a guard from this module in its preHandler, or
- * `config: PUBLIC_ROUTE`. Called for each route at registration (buildApp's onRoute hook), so
- * a route added without a declaration stops the app from starting.
+ * Every route states who may call it once, in its schema (`route({ auth })`, api/schemas/common.ts);
+ * this puts the matching guard first in its `onRequest` hooks, so a caller is refused before its body
+ * is read or anything is validated (401 before 400). The undocumented pages say `config: PUBLIC_ROUTE`.
+ * Called for each route at registration (buildApp's onRoute hook): a route that states nothing, or
+ * states it twice, stops the app from starting.
  */
-export function assertAuthDeclared(route: { method: string | string[]; url: string; preHandler?: unknown; config?: unknown }): void {
-  const handlers = [route.preHandler].flat().filter((h): h is object => typeof h === 'function');
-  if (handlers.some((h) => guards.has(h))) return;
-  if ((route.config as { access?: string } | undefined)?.access === 'public') return;
-  throw new Error(`route ${[route.method].flat().join(',')} ${route.url} declares no authorization: add requireApiKey/requireSession as its preHandler, or config PUBLIC_ROUTE`);
+export function installGuard(app: FastifyInstance, route: RouteOptions): void {
+  const access = accessOf(route.schema);
+  const isPublic = route.config?.access === 'public';
+  const where = `route ${[route.method].flat().join(',')} ${route.url}`;
+  if (access && isPublic) throw new Error(`${where} states its access twice: its schema's auth is enough`);
+  if (!access && !isPublic) throw new Error(`${where} declares no authorization: give it a schema from route({ auth }), or config PUBLIC_ROUTE for a page that is not API`);
+  if (!access) return;
+  let guards = GUARDS.get(app);
+  if (!guards) GUARDS.set(app, (guards = new Map()));
+  const key = `${access.auth}${access.csrfFromQuery ? '+ctn' : ''}`;
+  if (!guards.has(key)) guards.set(key, guardFor(app, access));
+  const guard = guards.get(key);
+  if (guard) route.onRequest = [guard, ...[route.onRequest ?? []].flat()];
 }
+
+const GUARDS = new WeakMap<FastifyInstance, Map<string, onRequestAsyncHookHandler | undefined>>();

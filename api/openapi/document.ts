@@ -1,5 +1,6 @@
 import type { FastifyDynamicSwaggerOptions, SwaggerTransformObject } from '@fastify/swagger';
 import type { SchemaRegistry } from '../../controller/manifest/validator.ts';
+import { CHECKED_BY_HANDLER } from '../validation.ts';
 
 type Json = Record<string, unknown>;
 
@@ -54,7 +55,7 @@ export function toComponent(schema: unknown, base?: string): unknown {
   if (!schema || typeof schema !== 'object') return schema;
   const out: Json = {};
   for (const [k, v] of Object.entries(schema as Json)) {
-    if (k === '$id' || k === '$schema' || k === 'x-messages') continue;
+    if (k === '$id' || k === '$schema' || k === 'x-messages' || k === CHECKED_BY_HANDLER) continue;
     if (k === '$ref' && typeof v === 'string') out.$ref = rewriteRef(v, base);
     else if (k === '$defs' && HOISTED.has(base ?? '')) continue;
     else out[k] = toComponent(v, base);
@@ -107,6 +108,7 @@ export const SECURITY_SCHEMES = {
   bearer: { type: 'http', scheme: 'bearer', description: 'An API key as a bearer token (docs/contract/api.md §5.1)' },
   session: { type: 'apiKey', in: 'cookie', name: 'LASID', description: 'The session cookie set by POST /v1/auth/login' },
   csrf: { type: 'apiKey', in: 'header', name: 'CTN', description: 'The CSRF token returned by POST /v1/auth/login (or /v1/auth/refresh)' },
+  workerToken: { type: 'http', scheme: 'bearer', description: 'BI_WORKER_TOKEN, the token of the `bictl worker`s of queue mode' },
 } as const;
 
 /**

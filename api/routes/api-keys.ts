@@ -3,7 +3,6 @@ import { parseIsoDate } from '../../controller/dates.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../controller/errors.ts';
 import { isClientId } from '../../controller/kinds/client/rules.ts';
 import type { Problem } from '../../controller/types.ts';
-import { requireSession } from '../auth/guards.ts';
 import { ADMIN_REQUIRED } from '../../controller/authz/index.ts';
 import { principalOf } from '../auth/principal.ts';
 import { apiKeySchemas } from '../schemas/auth.ts';
@@ -54,10 +53,9 @@ export const clientNotGranted = (clientId: string): string => `Client ${clientId
 
 /** API-key management (docs/contract/api.md §4.7, 4.8, and the listing of docs/contract/design.md); every route is S with CTN. */
 export default async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
-  const session = requireSession(app);
   const authz = app.runtime.authz;
 
-  app.post<{ Params: { userId: string } }>('/v1/api-keys/:userId', { preHandler: session, config: { noStore: true }, schema: apiKeySchemas.create }, async (req, reply) => {
+  app.post<{ Params: { userId: string } }>('/v1/api-keys/:userId', { config: { noStore: true }, schema: apiKeySchemas.create }, async (req, reply) => {
     const me = principalOf(req);
     const auth = app.runtime.auth;
     const body = parseCreateKey(req.body, app.runtime.clock());
@@ -73,7 +71,7 @@ export default async function apiKeyRoutes(app: FastifyInstance): Promise<void> 
     return reply.status(201).header('cache-control', 'no-store').send({ success: true, keyId: key.keyId, keyPrefix: key.keyPrefix, label: key.label, apiKey: key.apiKey });
   });
 
-  app.delete<{ Params: { userId: string; keyId: string } }>('/v1/api-keys/:userId/:keyId', { preHandler: session, schema: apiKeySchemas.revoke }, async (req) => {
+  app.delete<{ Params: { userId: string; keyId: string } }>('/v1/api-keys/:userId/:keyId', { schema: apiKeySchemas.revoke }, async (req) => {
     const me = principalOf(req);
     const auth = app.runtime.auth;
     const key = auth.keys.get(req.params.keyId);
@@ -83,7 +81,7 @@ export default async function apiKeyRoutes(app: FastifyInstance): Promise<void> 
     return { success: true, keyId: key.keyId, revoked: true };
   });
 
-  app.get<{ Params: { userId: string } }>('/v1/api-keys/:userId', { preHandler: session, schema: apiKeySchemas.list }, async (req) => {
+  app.get<{ Params: { userId: string } }>('/v1/api-keys/:userId', { schema: apiKeySchemas.list }, async (req) => {
     const me = principalOf(req);
     return { success: true, keys: app.runtime.auth.listKeys(me.userId) };
   });

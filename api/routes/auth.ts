@@ -4,7 +4,6 @@ import { ValidationError } from '../../controller/errors.ts';
 import type { Problem } from '../../controller/types.ts';
 import { ACCESS_COOKIE, REFRESH_COOKIE, REFRESH_PATH, SESSION_COOKIE, isHttps, readCookie, serializeCookie, setCookies } from '../auth/cookies.ts';
 import { principalOf } from '../auth/principal.ts';
-import { PUBLIC_ROUTE, requireSession } from '../auth/guards.ts';
 import { authSchemas } from '../schemas/auth.ts';
 
 const INVALID_LOGIN = { success: false, error: 'Invalid username or password' } as const;
@@ -51,7 +50,7 @@ function clearCookies(req: FastifyRequest, reply: FastifyReply): void {
  * refresh (rotates ATN, RTN and the CSRF token), logout (revoked in the store).
  */
 export default async function authRoutes(app: FastifyInstance): Promise<void> {
-  app.post('/v1/auth/login', { config: { ...PUBLIC_ROUTE, noStore: true }, schema: authSchemas.login }, async (req, reply) => {
+  app.post('/v1/auth/login', { config: { noStore: true }, schema: authSchemas.login }, async (req, reply) => {
     const { username, password } = loginBody(req.body);
     const result = await app.runtime.auth.login(username, password, req.ip);
     if (!result.ok) {
@@ -74,7 +73,7 @@ export default async function authRoutes(app: FastifyInstance): Promise<void> {
     return { success: true, userId: result.user.userId, csrfToken: result.tokens.csrfToken };
   });
 
-  app.post('/v1/auth/refresh', { config: { ...PUBLIC_ROUTE, noStore: true }, schema: authSchemas.refresh }, async (req, reply) => {
+  app.post('/v1/auth/refresh', { config: { noStore: true }, schema: authSchemas.refresh }, async (req, reply) => {
     const refreshToken = readCookie(req, REFRESH_COOKIE);
     const result = refreshToken ? app.runtime.auth.sessions.refresh(refreshToken) : undefined;
     if (!result?.ok) {
@@ -87,14 +86,14 @@ export default async function authRoutes(app: FastifyInstance): Promise<void> {
     return { success: true, userId: result.userId, csrfToken: result.tokens.csrfToken };
   });
 
-  app.post('/v1/auth/logout', { config: PUBLIC_ROUTE, schema: authSchemas.logout }, async (req, reply) => {
+  app.post('/v1/auth/logout', { schema: authSchemas.logout }, async (req, reply) => {
     app.runtime.auth.sessions.revoke({ sessionId: readCookie(req, SESSION_COOKIE), refreshToken: readCookie(req, REFRESH_COOKIE) });
     clearCookies(req, reply);
     return { success: true };
   });
 
   /** Who the session belongs to (the UI asks after a reload). */
-  app.get('/v1/auth/session', { preHandler: requireSession(app), schema: authSchemas.session }, async (req) => {
+  app.get('/v1/auth/session', { schema: authSchemas.session }, async (req) => {
     const p = principalOf(req);
     return { success: true, userId: p.userId, username: p.username, role: p.role };
   });

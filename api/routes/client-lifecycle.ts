@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { normalizeClientId } from '../../controller/kinds/client/rules.ts';
 import { ClientLifecycle } from '../../controller/usecases/client-lifecycle.ts';
-import { requireSession } from '../auth/guards.ts';
 import { principalOf } from '../auth/principal.ts';
 import { lifecycleSchemas } from '../schemas/client-lifecycle.ts';
 
@@ -10,23 +9,22 @@ import { lifecycleSchemas } from '../schemas/client-lifecycle.ts';
  * through the one write path; purge removes an offboarded client's retained resources.
  */
 export default async function clientLifecycleRoutes(app: FastifyInstance): Promise<void> {
-  const admin = { preHandler: requireSession(app, { role: 'admin' }) };
   const lifecycle = new ClientLifecycle({ runtime: app.runtime });
   const clientOf = (req: { params: unknown }): string => normalizeClientId((req.params as { clientId: string }).clientId);
 
-  app.post('/v1/bi/admin/clients/:clientId/suspend/:userId', { ...admin, schema: lifecycleSchemas.suspend }, async (req) => ({
+  app.post('/v1/bi/admin/clients/:clientId/suspend/:userId', { schema: lifecycleSchemas.suspend }, async (req) => ({
     success: true,
     ...(await lifecycle.suspend(clientOf(req), principalOf(req))),
   }));
-  app.post('/v1/bi/admin/clients/:clientId/resume/:userId', { ...admin, schema: lifecycleSchemas.resume }, async (req) => ({
+  app.post('/v1/bi/admin/clients/:clientId/resume/:userId', { schema: lifecycleSchemas.resume }, async (req) => ({
     success: true,
     ...(await lifecycle.resume(clientOf(req), principalOf(req))),
   }));
-  app.post('/v1/bi/admin/clients/:clientId/restore/:userId', { ...admin, schema: lifecycleSchemas.restore }, async (req) => ({
+  app.post('/v1/bi/admin/clients/:clientId/restore/:userId', { schema: lifecycleSchemas.restore }, async (req) => ({
     success: true,
     ...(await lifecycle.restore(clientOf(req), principalOf(req))),
   }));
-  app.post('/v1/bi/admin/clients/:clientId/purge/:userId', { ...admin, schema: lifecycleSchemas.purge }, async (req) => ({
+  app.post('/v1/bi/admin/clients/:clientId/purge/:userId', { schema: lifecycleSchemas.purge }, async (req) => ({
     success: true,
     ...(await app.runtime.purges.purge(clientOf(req), req.body, principalOf(req))),
   }));

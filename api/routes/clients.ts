@@ -4,7 +4,6 @@ import { exportClient } from '../../controller/kinds/client/export.ts';
 import { listClients, parseListQuery } from '../../controller/kinds/client/listing.ts';
 import { detailView, readClient } from '../../controller/kinds/client/registry.ts';
 import { normalizeClientId } from '../../controller/kinds/client/rules.ts';
-import { requireSession } from '../auth/guards.ts';
 import { clientSchemas } from '../schemas/clients.ts';
 import { principalOf } from '../auth/principal.ts';
 import { clientResources } from '../../controller/kinds/client/resources.ts';
@@ -18,14 +17,13 @@ import { clientManifestRow, OffboardClient, planOffboarding } from '../../contro
  * member sees, read-only, the clients granted to them (others answer as unknown).
  */
 export default async function clientRoutes(app: FastifyInstance): Promise<void> {
-  const session = { preHandler: requireSession(app) };
   const authz = app.runtime.authz;
   const visibleClient = (req: Parameters<typeof principalOf>[0], clientId: string): string => {
     if (!authz.can(principalOf(req), 'read', { kind: 'client', clientId })) throw new NotFoundError(`Client ${clientId} not found`);
     return clientId;
   };
 
-  app.get('/v1/bi/admin/clients/:userId', { ...session, schema: clientSchemas.list }, async (req) => {
+  app.get('/v1/bi/admin/clients/:userId', { schema: clientSchemas.list }, async (req) => {
     const query = parseListQuery((req.query ?? {}) as Record<string, unknown>);
     const tenants = authz.registryTenants(principalOf(req));
     const page = await listClients(app.runtime.db, query, app.runtime.search, tenants === 'all' ? undefined : tenants);
@@ -33,13 +31,13 @@ export default async function clientRoutes(app: FastifyInstance): Promise<void> 
   });
 
   // Registered before the single read; find-my-way prefers the static `export` segment anyway.
-  app.get('/v1/bi/admin/clients/:clientId/export/:userId', { ...session, schema: clientSchemas.export }, async (req) => {
+  app.get('/v1/bi/admin/clients/:clientId/export/:userId', { schema: clientSchemas.export }, async (req) => {
     const { clientId } = req.params as { clientId: string };
     return exportClient(app.runtime.db, visibleClient(req, normalizeClientId(clientId)));
   });
 
   // The console's client page: its resources by name, the status of its manifests, what offboarding prunes.
-  app.get('/v1/bi/admin/clients/:clientId/resources/:userId', { ...session, schema: clientSchemas.resources }, async (req) => {
+  app.get('/v1/bi/admin/clients/:clientId/resources/:userId', { schema: clientSchemas.resources }, async (req) => {
     const clientId = visibleClient(req, normalizeClientId((req.params as { clientId: string }).clientId));
     const rt = app.runtime;
     const row = readClient(rt.db, clientId);
@@ -61,14 +59,14 @@ export default async function clientRoutes(app: FastifyInstance): Promise<void> 
   });
 
   const offboard = new OffboardClient({ runtime: app.runtime });
-  app.post('/v1/bi/admin/clients/:clientId/offboard/:userId', { preHandler: requireSession(app, { role: 'admin' }), schema: clientSchemas.offboard }, async (req) => {
+  app.post('/v1/bi/admin/clients/:clientId/offboard/:userId', { schema: clientSchemas.offboard }, async (req) => {
     const clientId = normalizeClientId((req.params as { clientId: string }).clientId);
     const body = (req.body ?? {}) as { confirm?: unknown };
     const done = await offboard.run(clientId, typeof body === 'object' && body !== null ? body.confirm : undefined, principalOf(req));
     return { success: true, clientId, status: readClient(app.runtime.db, clientId)?.status ?? null, manifest: done.manifest, removed: done.plan };
   });
 
-  app.get('/v1/bi/admin/clients/:clientId/:userId', { ...session, schema: clientSchemas.read }, async (req) => {
+  app.get('/v1/bi/admin/clients/:clientId/:userId', { schema: clientSchemas.read }, async (req) => {
     const clientId = visibleClient(req, normalizeClientId((req.params as { clientId: string }).clientId));
     const row = readClient(app.runtime.db, clientId);
     if (!row) throw new NotFoundError(`Client ${clientId} not found`);

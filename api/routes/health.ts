@@ -1,10 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { healthSchemas } from '../schemas/health.ts';
-import { PUBLIC_ROUTE } from '../auth/guards.ts';
 
 export default async function healthRoutes(app: FastifyInstance): Promise<void> {
-  app.get('/healthz', { config: PUBLIC_ROUTE, schema: healthSchemas.liveness }, async () => ({ status: 'ok' }));
-  app.get('/readyz', { config: PUBLIC_ROUTE, schema: healthSchemas.readiness }, async (_req, reply) => {
+  app.get('/healthz', { schema: healthSchemas.liveness }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { schema: healthSchemas.readiness }, async (_req, reply) => {
     const r = app.runtime.reconciler;
     // Git mode: why the remote cannot be synced right now (unreachable, the branch deleted).
     const gitError = app.runtime.gitSource?.lastError;

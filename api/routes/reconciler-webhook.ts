@@ -1,7 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { reconcilerSchemas } from '../schemas/reconciler.ts';
-import { PUBLIC_ROUTE } from '../auth/guards.ts';
 
 /** `sha256=<hex>` of the HMAC SHA-256 of `body` with `secret` (the X-Hub-Signature-256 header). */
 export function signBody(secret: string, body: Buffer | string): string {
@@ -26,7 +25,7 @@ export default async function webhookRoutes(app: FastifyInstance): Promise<void>
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
   // Public: the HMAC signature of the body is its authentication.
-  app.post('/v1/reconciler/webhook', { config: PUBLIC_ROUTE, schema: reconcilerSchemas.webhook }, async (req, reply) => {
+  app.post('/v1/reconciler/webhook', { schema: reconcilerSchemas.webhook }, async (req, reply) => {
     const rt = app.runtime;
     const git = rt.gitSource;
     const secret = rt.config.git?.webhookSecret;

@@ -10,7 +10,6 @@ import { isIdOf } from '../../controller/store/ids.ts';
 import type { Problem } from '../../controller/types.ts';
 import { SaveConnection, validationFailed, type ConnectionInput } from '../../controller/usecases/save-connection.ts';
 import { principalOf } from '../auth/principal.ts';
-import { requireSession } from '../auth/guards.ts';
 import { settingsSchemas } from '../schemas/settings.ts';
 
 /** The settings UI's own endpoints (S, admin unless noted); everything else it calls is the public API. */
@@ -99,11 +98,10 @@ export default async function settings(app: FastifyInstance, opts: SettingsOptio
   const rt = app.runtime;
   const secrets = rt.secrets;
   const saveConnection = new SaveConnection({ runtime: rt, secrets });
-  const admin = { preHandler: requireSession(app, { role: 'admin' }) };
   const authz = rt.authz;
 
   // Any signed-in user: who am I and may I see settings (the UI hides them from members).
-  app.get('/v1/settings/session/:userId', { preHandler: requireSession(app), schema: settingsSchemas.session }, async (req) => {
+  app.get('/v1/settings/session/:userId', { schema: settingsSchemas.session }, async (req) => {
     const p = principalOf(req);
     const isAdmin = authz.can(p, 'admin', { kind: 'platform' });
     return {
@@ -116,7 +114,7 @@ export default async function settings(app: FastifyInstance, opts: SettingsOptio
     };
   });
 
-  app.get('/v1/bi/admin/core-models/:userId', { ...admin, schema: settingsSchemas.coreModels }, async () => {
+  app.get('/v1/bi/admin/core-models/:userId', { schema: settingsSchemas.coreModels }, async () => {
     const rows = rt.db.prepare('SELECT model_id, name, description, definition FROM core_models ORDER BY name, model_id').all() as {
       model_id: string;
       name: string;
@@ -129,7 +127,7 @@ export default async function settings(app: FastifyInstance, opts: SettingsOptio
     };
   });
 
-  app.post('/v1/bi/admin/test-connection/:userId', { ...admin, schema: settingsSchemas.testConnection }, async (req) => {
+  app.post('/v1/bi/admin/test-connection/:userId', { schema: settingsSchemas.testConnection }, async (req) => {
     const { spec, password, secretRef } = readConnectionBody(req.body, { requireName: false });
     // A stored password only ever goes to the target it was stored for: nothing is sent otherwise.
     const refused = !password && secretRef ? secrets.refusal(secretRef, secretTarget({ ...spec, vendor: spec.vendor ?? 'SNOWFLAKE' })) : undefined;
@@ -141,14 +139,14 @@ export default async function settings(app: FastifyInstance, opts: SettingsOptio
   });
 
   // The wizard's data source: a Connection manifest through the one submit path (SaveConnection).
-  app.post('/v1/bi/admin/connections/:userId', { ...admin, schema: settingsSchemas.connections }, async (req, reply) => {
+  app.post('/v1/bi/admin/connections/:userId', { schema: settingsSchemas.connections }, async (req, reply) => {
     const saved = await saveConnection.run(readConnectionBody(req.body, { requireName: true }), principalOf(req));
     const { created, ...body } = saved;
     return reply.status(created ? 201 : 200).send({ success: true, ...body });
   });
 
   // A client's onboarding audit and its manifest's reconcile status (the client detail page).
-  app.get('/v1/bi/admin/clients/:clientId/audit/:userId', { ...admin, schema: settingsSchemas.audit }, async (req) => {
+  app.get('/v1/bi/admin/clients/:clientId/audit/:userId', { schema: settingsSchemas.audit }, async (req) => {
     const clientId = String((req.params as { clientId: string }).clientId).toUpperCase();
     const row = readClient(rt.db, clientId);
     const status = rt.reconciler.status.get(row?.manifest_key ?? `Client/${clientId}`);

@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import { checkClientIds, type Role, type UserView } from '../../controller/auth/users.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../controller/errors.ts';
 import type { Problem } from '../../controller/types.ts';
-import { requireSession } from '../auth/guards.ts';
 import { principalOf } from '../auth/principal.ts';
 import { userSchemas } from '../schemas/users.ts';
 
@@ -46,11 +45,10 @@ const view = (u: UserView) => ({ userId: u.userId, username: u.username, role: u
  * demote themself (409).
  */
 export default async function userRoutes(app: FastifyInstance): Promise<void> {
-  const admin = { preHandler: requireSession(app, { role: 'admin' }) };
 
-  app.get('/v1/bi/admin/users/:userId', { ...admin, schema: userSchemas.list }, async () => ({ success: true, users: app.runtime.auth.users.views().map(view) }));
+  app.get('/v1/bi/admin/users/:userId', { schema: userSchemas.list }, async () => ({ success: true, users: app.runtime.auth.users.views().map(view) }));
 
-  app.post('/v1/bi/admin/users/:userId', { ...admin, schema: userSchemas.create }, async (req, reply) => {
+  app.post('/v1/bi/admin/users/:userId', { schema: userSchemas.create }, async (req, reply) => {
     const b = objectBody(req.body);
     const problems: Problem[] = [];
     for (const field of ['username', 'password'] as const) {
@@ -66,7 +64,7 @@ export default async function userRoutes(app: FastifyInstance): Promise<void> {
     return reply.status(201).header('cache-control', 'no-store').send({ success: true, user: view(auth.users.view(user.userId) as UserView) });
   });
 
-  app.patch<{ Params: { targetUserId: string; userId: string } }>('/v1/bi/admin/users/:targetUserId/:userId', { ...admin, schema: userSchemas.update }, async (req) => {
+  app.patch<{ Params: { targetUserId: string; userId: string } }>('/v1/bi/admin/users/:targetUserId/:userId', { schema: userSchemas.update }, async (req) => {
     const b = objectBody(req.body);
     const problems: Problem[] = [];
     const role = readRole(b.role, problems, false);

@@ -1,12 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { matchesHash } from '../../controller/auth/tokens.ts';
 import { ValidationError, NotFoundError } from '../../controller/errors.ts';
-import { sha256 } from '../../controller/hash.ts';
 import { QueueRunDispatcher, type ProgressReport } from '../../controller/runs/queue/dispatcher.ts';
 import type { Heartbeat } from '../../controller/runs/queue/registry.ts';
 import { RunStore } from '../../controller/runs/store.ts';
 import type { EngineResult } from '../../controller/runs/types.ts';
-import { PUBLIC_ROUTE, requireSession } from '../auth/guards.ts';
 import { workerSchemas } from '../schemas/workers.ts';
 
 /** A worker's progress report carries up to 1,000 rejected rows: more than the API's body limit. */
@@ -38,29 +35,20 @@ const arr = <T>(b: Body, field: string, optional = false): T[] | undefined => {
 /**
  * Queue mode's worker reports (README "Runs on more than one machine"): heartbeat, claim,
  * progress and outcome of runs executed by `bictl worker`, each authenticated with
- * `Authorization: Bearer <BI_WORKER_TOKEN>` — the workers' only way into the store. And
+ * `Authorization: Bearer <BI_WORKER_TOKEN>` (their schemas' `auth: 'worker'`, checked by the guard) —
+ * the workers' only way into the store. And
  * `GET /v1/reconciler/workers` for admins.
  */
 export default async function workerRoutes(app: FastifyInstance): Promise<void> {
   const rt = app.runtime;
-  const token = rt.config.queue?.workerToken;
-  const tokenHash = token ? sha256(token) : undefined;
 
-  app.get('/v1/reconciler/workers', { preHandler: requireSession(app, { role: 'admin' }), schema: workerSchemas.list }, async () => ({
+  app.get('/v1/reconciler/workers', { schema: workerSchemas.list }, async () => ({
     success: true as const,
     workers: rt.runs.dispatcher instanceof QueueRunDispatcher ? rt.runs.dispatcher.workers.list() : [],
   }));
 
-  /** The dispatcher, once the bearer token is the worker token; answers 401 / 409 otherwise. */
-  function queue(req: FastifyRequest, reply: FastifyReply): QueueRunDispatcher | undefined {
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-    if (!tokenHash || !m || !matchesHash(m[1], tokenHash)) {
-      void reply
-        .status(401)
-        .header('www-authenticate', 'Bearer realm="workers"')
-        .send({ success: false, error: tokenHash ? 'Worker token required (BI_WORKER_TOKEN)' : 'BI_WORKER_TOKEN is not set on the controller: it accepts no worker' });
-      return undefined;
-    }
+  /** The dispatcher (the worker token was checked by the route's guard); 409 outside queue mode. */
+  function queue(_req: FastifyRequest, reply: FastifyReply): QueueRunDispatcher | undefined {
     const d = rt.runs.dispatcher;
     if (!(d instanceof QueueRunDispatcher)) {
       void reply.status(409).send({ success: false, error: 'The controller is not in queue mode (BI_QUEUE_URL is not set)' });
@@ -78,7 +66,7 @@ export default async function workerRoutes(app: FastifyInstance): Promise<void> 
     if (!RunStore.isRunId(runId) || !rt.runs.store.get(runId)) throw new NotFoundError(`Run ${runId} not found`);
     return runId;
   };
-  const opts = (schema: (typeof workerSchemas)[keyof typeof workerSchemas]) => ({ config: PUBLIC_ROUTE, schema, bodyLimit: REPORT_BODY_LIMIT });
+  const opts = (schema: (typeof workerSchemas)[keyof typeof workerSchemas]) => ({ schema, bodyLimit: REPORT_BODY_LIMIT });
 
   app.post('/v1/workers/heartbeat', opts(workerSchemas.heartbeat), async (req, reply) => {
     const d = queue(req, reply);

@@ -1,4 +1,4 @@
-import { answer, pathParams, route, USER_ID } from './common.ts';
+import { answer, checkedByHandler, pathParams, route, USER_ID } from './common.ts';
 
 /** `GET /v1/bi/admin/audit/{userId}`: the hash-chained audit log, paged or exported. */
 export const auditSchemas = {
@@ -11,7 +11,8 @@ export const auditSchemas = {
     description:
       'Admins see every entry; a member only the entries of the clients granted to them. `cursor` is the `seq` the previous page ended at (`nextCursor`); `limit` is 1 to 1000 (default 100). `format=ndjson` streams every matching entry, oldest first, one JSON object a line.',
     params: pathParams({ userId: USER_ID }),
-    querystring: {
+    // Checked by parseAuditQuery (api/routes/audit.ts).
+    querystring: checkedByHandler({
       type: 'object',
       properties: {
         clientId: { type: 'string' },
@@ -24,7 +25,7 @@ export const auditSchemas = {
         order: { enum: ['asc', 'desc'] },
         format: { enum: ['json', 'ndjson'] },
       },
-    },
+    }),
     response: {
       200: {
         description: 'A page of entries (with format=ndjson: application/x-ndjson, one AuditEntry a line)',

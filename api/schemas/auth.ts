@@ -1,6 +1,6 @@
 import { answer, apiBody, pathParams, route, USER_ID } from './common.ts';
 
-const KEY_ID = { type: 'string', pattern: '^SK\\d{4}A\\d{5}$', description: 'API key ID' };
+const KEY_ID = { type: 'string', pattern: '^SK\\d{4}A\\d{5}$', description: 'API key ID', 'x-messages': { pattern: 'must be an API key ID (SK####A#####)' } };
 
 export const authSchemas = {
   login: route({
@@ -8,7 +8,7 @@ export const authSchemas = {
     operationId: 'login',
     summary: 'Log in: session cookies (LASID, ATN, RTN) and a CSRF token for the CTN header',
     tags: ['auth'],
-    auth: 'none',
+    auth: 'public',
     body: apiBody('LoginRequest'),
     response: {
       200: answer('SessionTokens', 'Logged in; the cookies are set'),
@@ -23,7 +23,7 @@ export const authSchemas = {
     operationId: 'refreshSession',
     summary: 'Rotate the access and refresh tokens (cookie RTN) and the CSRF token',
     tags: ['auth'],
-    auth: 'none',
+    auth: 'public',
     response: {
       200: answer('SessionTokens', 'Rotated; the cookies are set'),
       401: answer('ErrorBody', 'Session required: no, an expired or a reused refresh token (a reuse revokes the session)'),
@@ -34,7 +34,7 @@ export const authSchemas = {
     operationId: 'logout',
     summary: 'Log out: the session is revoked in the store and the cookies cleared',
     tags: ['auth'],
-    auth: 'none',
+    auth: 'public',
     response: { 200: answer('LoggedOut', 'Logged out (also when there was no session)') },
   }),
   session: route({

@@ -1,4 +1,4 @@
-import { answer, apiBody, CLIENT_ID, oneOf, pathParams, route, schemaFile, USER_ID, writeVariant } from './common.ts';
+import { answer, apiBody, checkedByHandler, CLIENT_ID, oneOf, pathParams, route, schemaFile, USER_ID, writeVariant } from './common.ts';
 
 const onboard = (auth: 'apiKey' | 'admin') =>
   route({
@@ -19,17 +19,20 @@ const onboard = (auth: 'apiKey' | 'admin') =>
   });
 
 const admin = { tags: ['clients'], auth: 'admin' as const };
+/** The registry's reads: admins see every client, a member the clients granted to them. */
+const session = { tags: ['clients'], auth: 'session' as const };
 
 export const clientSchemas = {
   onboardWithKey: onboard('apiKey'),
   onboardWithSession: onboard('admin'),
   list: route({
-    ...admin,
+    ...session,
     method: 'GET',
     operationId: 'listClients',
     summary: 'List clients (docs/contract/api.md §4.5)',
     params: pathParams({ userId: USER_ID }),
-    querystring: {
+    // Checked by parseListQuery (controller/kinds/client/listing.ts).
+    querystring: checkedByHandler({
       type: 'object',
       properties: {
         page: { type: 'integer', minimum: 1, default: 1, description: '1-indexed' },
@@ -39,11 +42,11 @@ export const clientSchemas = {
         sort: { type: 'string', enum: ['clientId', 'clientName', 'status', 'onboardedDate'], description: 'order of the listing (default: onboardedDate, newest first); ties by clientId' },
         order: { type: 'string', enum: ['asc', 'desc'], description: 'direction of sort (default asc, desc for onboardedDate)' },
       },
-    },
+    }),
     response: { 200: answer('ClientList', 'One page of the registry'), 400: answer('ErrorBody', 'A query parameter is invalid (each named)') },
   }),
   read: route({
-    ...admin,
+    ...session,
     method: 'GET',
     operationId: 'readClient',
     summary: 'One client (docs/contract/api.md §4.6)',
@@ -51,7 +54,7 @@ export const clientSchemas = {
     response: { 200: answer('ClientRead', 'The client'), 404: answer('ErrorBody', '`Client <ID> not found`') },
   }),
   export: route({
-    ...admin,
+    ...session,
     method: 'GET',
     operationId: 'exportClient',
     summary: 'The onboarding package that recreates an ACTIVE client (what the settings UI downloads)',

@@ -1,10 +1,12 @@
 import type { FastifySchema } from 'fastify';
+import { CHECKED_BY_HANDLER } from '../validation.ts';
 
 /**
  * Route schemas: what each route accepts and answers, read by @fastify/swagger for the OpenAPI
- * document (`GET /openapi.json`) and by the response serializer (a field no response schema
- * declares is never sent). They do not validate requests: the handlers do, with the
- * SchemaRegistry, after the auth guard (see api/app.ts).
+ * document (`GET /openapi.json`), by the response serializer (a field no response schema declares
+ * is never sent), by the edge's validator (path parameters and query strings, api/validation.ts)
+ * and, for who may call the route, by its guard (api/auth/guards.ts). Bodies are checked by the
+ * handlers (the manifests with the SchemaRegistry).
  */
 
 export type Json = Record<string, unknown>;
@@ -31,10 +33,14 @@ export function pathParams(props: Record<string, Json>): Json {
 export const USER_ID: Json = { type: 'string', pattern: '^U\\d{4}A\\d{5}$', description: 'the ID of the signed-in user (docs/contract/api.md §5.2)' };
 export const CLIENT_ID: Json = { type: 'string', description: 'client ID (case-insensitive: stored uppercased)' };
 
+/** `?dryRun`: a flag (api/validation.ts), true for `true`, `1` or a bare `?dryRun`; any other value is false. */
 const DRY_RUN: Json = {
   type: 'object',
-  properties: { dryRun: { type: 'string', description: '`true`, `1` or empty: validate and show the plan, write nothing' } },
+  properties: { dryRun: { type: 'boolean', default: false, description: '`true`, `1` or empty: validate and show the plan, write nothing (any other value: false)' } },
 };
+
+/** A query string (or body) its handler checks itself: documented, not validated at the edge (api/validation.ts). */
+export const checkedByHandler = (schema: Json): Json => ({ ...schema, [CHECKED_BY_HANDLER]: true });
 
 /**
  * The parts of a submitted write (onboarding, imports) that differ between its two variants: by
@@ -52,7 +58,10 @@ export function writeVariant(auth: 'apiKey' | 'session' | 'admin', operationId: 
   };
 }
 
-/** Who may call a route; decides its security requirement and the failures of its guard. */
+/**
+ * Who may call a route, stated once: it decides the route's guard (run on `onRequest`, installed
+ * by buildApp from this), its security requirement and the guard's failures in the document.
+ */
 export type Auth =
   /** API key (docs/contract/api.md §5.1): 401 `{error}`, 429 past the per-key limit. */
   | 'apiKey'
@@ -60,7 +69,25 @@ export type Auth =
   | 'session'
   /** Browser session of an admin: also 403 Admin role required. */
   | 'admin'
-  | 'none';
+  /** A `bictl worker` of queue mode: `Authorization: Bearer <BI_WORKER_TOKEN>`, 401 otherwise. */
+  | 'worker'
+  /** Anyone (health, login, the chart types, the HMAC-signed webhook). */
+  | 'public';
+
+/** A route's access as its guard reads it. */
+export interface Access {
+  auth: Auth;
+  /** Session routes read by an EventSource (no headers): the CSRF token may come as `?ctn=`. */
+  csrfFromQuery?: boolean;
+}
+
+/** The access of each schema `route()` built; the guard is chosen from it (api/auth/guards.ts). */
+const ACCESS = new WeakMap<object, Access>();
+
+/** The access a route's schema states, when `route()` built it. */
+export function accessOf(schema: unknown): Access | undefined {
+  return schema && typeof schema === 'object' ? ACCESS.get(schema) : undefined;
+}
 
 /** Which body a route's own failures have: docs/contract/api.md §7's `{success, error}` or docs/contract/api.md §4.4's `{success, message}`. */
 export type ErrorVariant = 'ErrorBody' | 'MessageError';
@@ -71,6 +98,8 @@ export interface RouteDoc {
   description?: string;
   tags: string[];
   auth: Auth;
+  /** Session routes read by an EventSource: the CSRF token may come as `?ctn=`. */
+  csrfFromQuery?: boolean;
   /** The method: POST, PUT and PATCH routes parse a body and can answer its failures. */
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   params?: Json;
@@ -105,7 +134,9 @@ function guardResponses(auth: Auth): Record<number, Json> {
         401: answer('ErrorBody', 'Session required: no or an expired session cookie (LASID)'),
         403: answer('ErrorBody', "Invalid CSRF token (header CTN), `{userId}` is not the session's user, or Admin role required"),
       };
-    case 'none':
+    case 'worker':
+      return { 401: answer('ErrorBody', 'BI_WORKER_TOKEN missing, wrong, or not set on the controller') };
+    case 'public':
       return {};
   }
 }
@@ -114,13 +145,22 @@ const SECURITY: Record<Auth, Json[]> = {
   apiKey: [{ apiKey: [] }, { bearer: [] }],
   session: [{ session: [], csrf: [] }],
   admin: [{ session: [], csrf: [] }],
-  none: [],
+  worker: [{ workerToken: [] }],
+  public: [],
 };
+
+/** Whether some parameter of `params` can fail validation (more than a bare string). */
+function constrained(params: Json | undefined): boolean {
+  const props = (params?.properties ?? {}) as Record<string, Json>;
+  return Object.values(props).some((p) => Object.keys(p).some((k) => k !== 'type' && k !== 'description'));
+}
 
 /** A route's `schema`: the document's operation, and the serializer of every answer. */
 export function route(d: RouteDoc): FastifySchema {
   const err = d.errors ?? 'ErrorBody';
   const response: Record<number, Json> = { ...guardResponses(d.auth) };
+  // Path parameters and query strings are validated at the edge (api/validation.ts).
+  if (constrained(d.params) || (d.querystring && d.querystring[CHECKED_BY_HANDLER] !== true)) response[400] = answer(err, 'A path parameter or query value is invalid (each named in `problems`)');
   if (d.method === 'POST' || d.method === 'PATCH') {
     response[413] = answer(err, 'The body is larger than the limit (BI_BODY_LIMIT)');
     if (!d.rawBody) {
@@ -132,11 +172,11 @@ export function route(d: RouteDoc): FastifySchema {
   // A suspended or offboarded client's keys and members are refused on every route (controller/authz).
   const held = 'The client is suspended or offboarded: `Client <ID> is suspended` (or `offboarded`)';
   if (d.auth === 'apiKey') response[403] ??= answer(err, held);
-  else if (d.auth !== 'none' && err === 'MessageError' && response[403]) response[403] = oneOf(['ErrorBody', 'MessageError'], `${String(response[403].description)}; or ${held}`);
+  else if (d.auth !== 'public' && d.auth !== 'worker' && err === 'MessageError' && response[403]) response[403] = oneOf(['ErrorBody', 'MessageError'], `${String(response[403].description)}; or ${held}`);
   response[500] ??= answer(err, 'Internal server error (details in the log)');
   // Any route may write the store (a session, a key's last use): a full disk or a busy store is "not done, retry".
   response[503] ??= answer(err, 'The store or the disk cannot take writes now (full, busy); nothing was done, retry later');
-  return {
+  const schema = {
     operationId: d.operationId,
     summary: d.summary,
     ...(d.description ? { description: d.description } : {}),
@@ -148,6 +188,8 @@ export function route(d: RouteDoc): FastifySchema {
     ...(d.bodyOptional ? { 'x-body-optional': true } : {}),
     response,
   } as FastifySchema;
+  ACCESS.set(schema, { auth: d.auth, ...(d.csrfFromQuery ? { csrfFromQuery: true } : {}) });
+  return schema;
 }
 
 /** Pages and files that are not part of the API: served, never documented. */

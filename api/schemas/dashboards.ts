@@ -59,7 +59,7 @@ export const dashboardSchemas = {
     operationId: 'chartTypes',
     summary: 'Chart types and aggregations (docs/contract/api.md §4.9), without authentication',
     tags: ['dashboards'],
-    auth: 'none',
+    auth: 'public',
     response: { 200: answer('ChartTypes', 'The catalogue') },
   }),
 };

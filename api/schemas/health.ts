@@ -6,7 +6,7 @@ export const healthSchemas = {
     operationId: 'liveness',
     summary: 'Liveness: the process answers',
     tags: ['health'],
-    auth: 'none',
+    auth: 'public',
     response: { 200: answer('Liveness', 'Alive') },
   }),
   readiness: route({
@@ -14,7 +14,7 @@ export const healthSchemas = {
     operationId: 'readiness',
     summary: 'Readiness: 200 after the first full sync',
     tags: ['health'],
-    auth: 'none',
+    auth: 'public',
     response: { 200: answer('Readiness', 'Ready'), 503: answer('NotReady', 'The first full sync is still running') },
   }),
 };

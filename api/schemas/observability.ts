@@ -7,7 +7,7 @@ export const observabilitySchemas = {
     summary: 'Prometheus metrics in the text format',
     description: 'When BI_METRICS_TOKEN is set, the request must bear it: `Authorization: Bearer <token>`.',
     tags: ['observability'],
-    auth: 'none',
+    auth: 'public',
     response: {
       200: {
         description: 'The metrics',

@@ -1,42 +1,75 @@
 import type { FastifySchema } from 'fastify';
-import { pipelineRunSchemas } from '../routes/pipeline-runs.schemas.ts';
-import { pathParams, route, USER_ID, type Json } from './common.ts';
+import { RUN_STATUSES } from '../../controller/generated/schema-constants.ts';
+import { MAX_REJECTS_KEPT } from '../../controller/runs/store.ts';
+import { answer, pathParams, route, USER_ID, type Json } from './common.ts';
 
-type Operation = keyof typeof pipelineRunSchemas;
+/** `limit` bounds of the listings. */
+export const LIMITS = { runs: { default: 20, max: 1000 }, rejects: { default: 100, max: 1000 }, logs: { default: 1000, max: 1000 } } as const;
 
-const SUMMARIES: Record<Operation, string> = {
-  startRun: 'Start a pipeline run now (202; 409 while one is queued or running)',
-  listRuns: "A pipeline's runs, newest first",
-  getRun: 'One run with its steps',
-  cancelRun: 'Cancel a run (a cancelled run loads nothing)',
-  listRejects: 'Rejected rows with reasons (the first 1,000 kept)',
-  listLogs: "The run's log lines (the first 1,000 kept)",
-};
+const limit = (l: { default: number; max: number }): Json => ({ type: 'integer', minimum: 1, maximum: l.max, default: l.default });
+const query = (properties: Record<string, Json>): Json => ({ type: 'object', properties });
+const PIPELINE = { pipelineId: { type: 'string' } };
+const RUN = { runId: { type: 'string' } };
+
+/** Each operation: its path ids, query, and answers (bodies of schemas/api.schema.json: PipelineRun and its lists). */
+const OPERATIONS = {
+  startRun: {
+    summary: 'Start a pipeline run now (202; 409 while one is queued or running)',
+    ids: PIPELINE,
+    response: { 202: answer('PipelineRunAnswer', 'Queued'), 404: answer('MessageError', '`Pipeline <ID> not found`'), 409: answer('MessageError', 'A run of the pipeline is queued or running') },
+  },
+  listRuns: {
+    summary: "A pipeline's runs, newest first",
+    ids: PIPELINE,
+    querystring: query({ status: { enum: [...RUN_STATUSES] }, limit: limit(LIMITS.runs) }),
+    response: { 200: answer('PipelineRunList', 'The runs'), 404: answer('MessageError', '`Pipeline <ID> not found`') },
+  },
+  getRun: {
+    summary: 'One run with its steps',
+    ids: RUN,
+    response: { 200: answer('PipelineRunAnswer', 'The run'), 404: answer('MessageError', '`Run <ID> not found`') },
+  },
+  cancelRun: {
+    summary: 'Cancel a run (a cancelled run loads nothing)',
+    ids: RUN,
+    response: { 202: answer('PipelineRunAnswer', 'Cancelled, or being cancelled'), 404: answer('MessageError', '`Run <ID> not found`'), 409: answer('MessageError', 'The run has finished') },
+  },
+  listRejects: {
+    summary: 'Rejected rows with reasons (the first 1,000 kept)',
+    ids: RUN,
+    querystring: query({ limit: limit(LIMITS.rejects), offset: { type: 'integer', minimum: 0, maximum: MAX_REJECTS_KEPT, default: 0, description: 'rejected rows to skip (paging)' } }),
+    response: { 200: answer('RunRejectList', 'One page of rejected rows'), 404: answer('MessageError', '`Run <ID> not found`') },
+  },
+  listLogs: {
+    summary: "The run's log lines (the first 1,000 kept)",
+    ids: RUN,
+    querystring: query({ limit: limit(LIMITS.logs) }),
+    response: { 200: answer('RunLogList', 'The log lines'), 404: answer('MessageError', '`Run <ID> not found`') },
+  },
+} satisfies Record<string, { summary: string; ids: Record<string, Json>; querystring?: Json; response: Record<number, Json> }>;
+
+type Operation = keyof typeof OPERATIONS;
 
 /**
  * The run endpoints (docs/contract/design.md, "Pipeline runs"), each by API key and by browser session
- * (`{userId}` last): the bodies of api/routes/pipeline-runs.schemas.ts, with the guards'
- * failures and the pipeline endpoints' `{success:false, message}`.
+ * (`{userId}` last), answering failures as `{success:false, message}`.
  */
 function variants(op: Operation): { apiKey: FastifySchema; session: FastifySchema } {
-  const s = pipelineRunSchemas[op] as { params: { properties: Record<string, Json> }; querystring?: Json; response: Record<number, Json> };
+  const o: { summary: string; ids: Record<string, Json>; querystring?: Json; response: Record<number, Json> } = OPERATIONS[op];
   const method = op === 'startRun' || op === 'cancelRun' ? 'POST' : 'GET';
-  const ids = Object.fromEntries(Object.entries(s.params.properties).filter(([name]) => name !== 'userId'));
   const doc = (auth: 'apiKey' | 'session') =>
     route({
       method,
       operationId: auth === 'apiKey' ? op : `${op}Session`,
-      summary: auth === 'apiKey' ? SUMMARIES[op] : `${SUMMARIES[op]} (browser session)`,
+      summary: auth === 'apiKey' ? o.summary : `${o.summary} (browser session)`,
       tags: ['pipeline-runs'],
       auth,
       errors: 'MessageError',
-      params: pathParams(auth === 'apiKey' ? ids : { ...ids, userId: USER_ID }),
-      ...(s.querystring ? { querystring: s.querystring } : {}),
-      response: Object.fromEntries(Object.entries(s.response).map(([code, body]) => [code, { description: Number(code) < 300 ? 'Success' : 'Refused', ...body }])),
+      params: pathParams(auth === 'apiKey' ? o.ids : { ...o.ids, userId: USER_ID }),
+      ...(o.querystring ? { querystring: o.querystring } : {}),
+      response: o.response,
     });
   return { apiKey: doc('apiKey'), session: doc('session') };
 }
 
-export const pipelineRunRouteSchemas = Object.fromEntries(
-  (Object.keys(pipelineRunSchemas) as Operation[]).map((op) => [op, variants(op)]),
-) as Record<Operation, { apiKey: FastifySchema; session: FastifySchema }>;
+export const pipelineRunRouteSchemas = Object.fromEntries((Object.keys(OPERATIONS) as Operation[]).map((op) => [op, variants(op)])) as Record<Operation, { apiKey: FastifySchema; session: FastifySchema }>;

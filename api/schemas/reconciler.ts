@@ -1,4 +1,4 @@
-import { answer, apiBody, route } from './common.ts';
+import { answer, apiBody, checkedByHandler, route } from './common.ts';
 
 export const reconcilerSchemas = {
   events: route({
@@ -9,6 +9,7 @@ export const reconcilerSchemas = {
       'Each event is a line `data: <JSON>` with `type` (phase, step or prune-blocked), `key`, `kind`, `name`, `phase`, `step`, `message` and `at`; comment lines keep the stream open. An EventSource cannot send headers: the CSRF token may come as `?ctn=`.',
     tags: ['reconciler'],
     auth: 'session',
+    csrfFromQuery: true,
     querystring: { type: 'object', properties: { ctn: { type: 'string', description: 'the CSRF token, when header CTN cannot be sent' } } },
     response: {
       200: { description: 'The event stream', content: { 'text/event-stream': { schema: { type: 'string', description: 'server-sent events' } } } },
@@ -20,13 +21,14 @@ export const reconcilerSchemas = {
     summary: 'Per-manifest reconcile status',
     tags: ['reconciler'],
     auth: 'session',
-    querystring: {
+    // Checked by parseStatusFilter (controller/reconciler/status-filter.ts).
+    querystring: checkedByHandler({
       type: 'object',
       properties: {
         kind: { type: 'string', description: 'only this kind (Client, Dashboard, Pipeline, Connection, CoreModel)' },
         phase: { type: 'string', description: 'only this phase (Pending, Synced, Failed, Invalid, Pruned)' },
       },
-    },
+    }),
     response: { 200: answer('ReconcileStatus', 'The status of every manifest'), 400: answer('ErrorBody', 'An unknown kind or phase') },
   }),
   sync: route({
@@ -61,7 +63,7 @@ export const reconcilerSchemas = {
     operationId: 'gitWebhook',
     summary: 'Git push hook: fetch and sync at once (HMAC SHA-256 of the body in X-Hub-Signature-256)',
     tags: ['reconciler'],
-    auth: 'none',
+    auth: 'public',
     rawBody: true,
     body: { type: 'object', description: 'the push event as the git host sends it (any media type); only its signature is checked', additionalProperties: true },
     response: {

@@ -9,7 +9,7 @@ const report = (operationId: string, summary: string, params: boolean): ReturnTy
     summary,
     description: BEARER,
     tags: ['workers'],
-    auth: 'none',
+    auth: 'worker',
     ...(params ? { params: pathParams({ runId: RUN_ID }) } : {}),
     body: { type: 'object' },
     response: {

@@ -40,6 +40,10 @@ export type DashboardAxis =
     };
 export type PipelineNonEmptyString = string;
 /**
+ * What kind of 400 (or 413, 415) it is, for programs: `validation` (a field is wrong: see `problems`), `malformed_json`, `empty_body`, `body_too_large` (413), `unsupported_media_type` (415), `bad_request` (any other malformed request). Other failures carry no code.
+ */
+export type ApiErrorCode = 'validation' | 'malformed_json' | 'empty_body' | 'body_too_large' | 'unsupported_media_type' | 'bad_request';
+/**
  * unknown fields of the manifest or request body, each with the nearest known name (`spec.descripton is an unknown field (did you mean description?)`); absent when there are none. With BI_STRICT_MANIFESTS=true they are errors instead
  */
 export type ApiWarnings = string[];
@@ -546,6 +550,21 @@ export type PipelineSchedule = {
   startTime?: string;
 };
 /**
+ * One problem of a refused request: where, and what is wrong
+ */
+export type ApiProblem = {
+  /**
+   * the field: `query.<name>`, `params.<name>`, or the path in the body (`""` for the body as a whole)
+   */
+  path: string;
+  message: string;
+  /**
+   * 1-based line in the submitted text, when known
+   */
+  line?: number;
+  column?: number;
+};
+/**
  * A refused or failed request (docs/contract/api.md §7: `{success: false, error}`)
  */
 export type ApiErrorBody = {
@@ -554,6 +573,11 @@ export type ApiErrorBody = {
    * what went wrong; validation failures name every field
    */
   error: string;
+  code?: ApiErrorCode;
+  /**
+   * with `code: validation`: every problem found, each with its field (`query.limit`, `params.runId`, or a path in the body such as `vdm[0].name`); the text above joins them
+   */
+  problems?: ApiProblem[];
 };
 /**
  * A refused pipeline request (docs/contract/api.md §4.4: `{success: false, message}`)
@@ -564,6 +588,11 @@ export type ApiMessageError = {
    * what went wrong, e.g. "Pipeline JSON must include a name."
    */
   message: string;
+  code?: ApiErrorCode;
+  /**
+   * with `code: validation`: every problem found, each with its field (`query.limit`, `params.runId`, or a path in the body such as `vdm[0].name`); the text above joins them
+   */
+  problems?: ApiProblem[];
 };
 /**
  * Missing, unknown, revoked or expired API key (docs/contract/api.md §7)
@@ -1469,6 +1498,52 @@ export type ApiRunStepProgress = {
   checks?: {
     [k: string]: unknown;
   };
+};
+/**
+ * A row a step rejected, with why
+ */
+export type ApiRunRejectedRow = {
+  step: string;
+  row: {
+    [k: string]: unknown;
+  };
+  reasons: string[];
+};
+/**
+ * One line of a run's log
+ */
+export type ApiRunLogLine = {
+  at: string;
+  level: 'info' | 'warn' | 'error';
+  message: string;
+};
+/**
+ * One run (started, read or cancelled)
+ */
+export type ApiPipelineRunAnswer = {
+  success: true;
+  run: ApiPipelineRun;
+};
+/**
+ * A pipeline's runs, newest first
+ */
+export type ApiPipelineRunList = {
+  success: true;
+  runs: ApiPipelineRun[];
+};
+/**
+ * One page of a run's rejected rows
+ */
+export type ApiRunRejectList = {
+  success: true;
+  rejects: ApiRunRejectedRow[];
+};
+/**
+ * A run's log lines
+ */
+export type ApiRunLogList = {
+  success: true;
+  logs: ApiRunLogLine[];
 };
 export type ApiPipelineRead = {
   success: true;

@@ -147,7 +147,7 @@ export class SchemaRegistry {
   }
 }
 
-function newAjv(opts: { allErrors: boolean; useDefaults: boolean }): Ajv2020 {
+export function newAjv(opts: { allErrors: boolean; useDefaults: boolean }): Ajv2020 {
   const ajv = new Ajv2020({ ...opts, verbose: true, strict: true, allowUnionTypes: true });
   addFormats(ajv);
   ajv.addKeyword({ keyword: 'x-messages', schemaType: 'object' });

@@ -65,8 +65,10 @@ let t: TestApp;
 const callers = new Map<Principal, Caller>();
 const ids = { acmeVdm: '', globexVdm: '', acmeFacade: '', globexFacade: '', acmePipeline: '', globexPipeline: '', mixedPipeline: '', otherUser: '', mia: '' };
 
-const err = (status: number, error: string): Outcome => ({ status, body: { success: false, error } });
-const msg = (status: number, message: string): Outcome => ({ status, body: { success: false, message } });
+/** A 400 also carries `code` and the `problems` (api/errors.ts); their paths are checked in test/api/edge-validation.test.ts. */
+const invalid = (status: number) => (status === 400 ? { code: 'validation', problems: expect.any(Array) } : {});
+const err = (status: number, error: string): Outcome => ({ status, body: { success: false, error, ...invalid(status) } });
+const msg = (status: number, message: string): Outcome => ({ status, body: { success: false, message, ...invalid(status) } });
 const ok = (status: number, check?: (json: Record<string, unknown>) => void): Outcome => ({ status, check: (j) => { expect(j.success).toBe(true); check?.(j); } });
 const same = (o: Outcome) => () => o;
 /** Unconfined callers get `all`, callers confined to ACME get `confined`. */

@@ -21,7 +21,7 @@ describe('JSON body depth guard', () => {
       const payload = `{"name":"x","charts":${'['.repeat(20_000)}${']'.repeat(20_000)}}`;
       const res = await t.app.inject({ method: 'POST', url: '/v1/auth/login', headers: { 'content-type': 'application/json' }, payload });
       expect(res.statusCode).toBe(400);
-      expect(res.json()).toEqual({ success: false, error: `body is nested deeper than ${MAX_BODY_DEPTH} levels` });
+      expect(res.json()).toEqual({ success: false, error: `body is nested deeper than ${MAX_BODY_DEPTH} levels`, code: 'validation', problems: expect.any(Array) });
     } finally {
       await t.close();
     }

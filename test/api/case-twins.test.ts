@@ -35,6 +35,8 @@ describe('file names that differ only by case', () => {
     expect(res.json()).toEqual({
       success: false,
       error: 'clients/ACME.yaml differs only by case from the existing clients/acme.yaml (one file on macOS and Windows): choose another name',
+      code: 'validation',
+      problems: expect.any(Array),
     });
     expect(readdirSync(join(t.manifests, 'clients'))).toEqual(['acme.yaml']);
   });

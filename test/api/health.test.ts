@@ -32,6 +32,6 @@ describe('health and generic HTTP behaviour', () => {
     const big = JSON.stringify({ a: 'x'.repeat(1024 * 1024 + 10) });
     const res = await t.app.inject({ method: 'POST', url: '/healthz', headers: { 'content-type': 'application/json' }, payload: big });
     expect(res.statusCode).toBe(413);
-    expect(res.json()).toEqual({ success: false, error: 'Request body is larger than the limit' });
+    expect(res.json()).toEqual({ success: false, error: 'Request body is larger than the limit', code: 'body_too_large' });
   });
 });

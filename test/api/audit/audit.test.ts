@@ -88,7 +88,7 @@ describe('the audit log', () => {
     const byAction = (await read(admin, '?action=client.suspend')).json().entries;
     expect(byAction.map((e: { clientId: string }) => e.clientId)).toEqual(['ACME']);
     expect((await read(admin, '?limit=1001')).statusCode).toBe(400);
-    expect((await read(admin, '?since=yesterday')).json()).toEqual({ success: false, error: expect.stringContaining('since') });
+    expect((await read(admin, '?since=yesterday')).json()).toEqual({ success: false, error: expect.stringContaining('since'), code: 'validation', problems: expect.any(Array) });
 
     // The export: NDJSON, oldest first, every entry.
     const nd = await read(admin, '?format=ndjson');

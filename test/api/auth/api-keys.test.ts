@@ -94,7 +94,7 @@ describe('/v1/api-keys/{userId}', () => {
     for (const [payload, error] of cases) {
       const res = await create(s, payload);
       expect(res.statusCode, JSON.stringify(payload)).toBe(400);
-      expect(res.json()).toEqual({ success: false, error });
+      expect(res.json()).toEqual({ success: false, error, code: 'validation', problems: expect.any(Array) });
     }
     expect(t.rt.db.prepare('SELECT COUNT(*) AS n FROM api_keys').get()).toEqual({ n: 0 });
   });

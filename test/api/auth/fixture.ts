@@ -1,5 +1,5 @@
 import { buildApp } from '../../../api/app.ts';
-import { requireApiKey, requireSession } from '../../../api/auth/guards.ts';
+import { PUBLIC_ROUTE, requireApiKey, requireSession } from '../../../api/auth/guards.ts';
 import { HIDDEN } from '../../../api/schemas/common.ts';
 import type { AuthSettings } from '../../../controller/auth/service.ts';
 import type { TrustProxy } from '../../../controller/config.ts';
@@ -8,7 +8,8 @@ import { TEST_PASSWORD_COST } from '../../helpers/auth.ts';
 import { makeTestRuntime, withApp, type TestApp, type TestRuntime } from '../../helpers/runtime.ts';
 
 /**
- * The real app plus probe routes (not in the OpenAPI document) behind each guard, so the guards are tested through HTTP
+ * The real app plus probe routes (not in the OpenAPI document) behind each guard (on onRequest, as the
+ * guards of real routes, which come from their schema's `auth`), so the guards are tested through HTTP
  * before the other issues' A and S endpoints exist:
  *   GET /probe/a                 A
  *   GET /probe/s/:userId         S
@@ -24,11 +25,11 @@ export async function makeAuthApp(
   const app = await buildApp({ runtime: t.rt, logger: opts.logger, trustProxy: opts.trustProxy });
   const echo = async (req: { principal?: unknown }) => ({ principal: req.principal });
   await app.register(async (scope) => {
-    scope.get('/probe/a', { preHandler: requireApiKey(scope), schema: HIDDEN }, echo);
-    scope.get('/probe/s/:userId', { preHandler: requireSession(scope), schema: HIDDEN }, echo);
-    scope.get('/probe/s', { preHandler: requireSession(scope), schema: HIDDEN }, echo);
-    scope.get('/probe/admin/:userId', { preHandler: requireSession(scope, { role: 'admin' }), schema: HIDDEN }, echo);
-    scope.get('/probe/nocsrf/:userId', { preHandler: requireSession(scope, { csrf: false }), schema: HIDDEN }, echo);
+    scope.get('/probe/a', { config: PUBLIC_ROUTE, onRequest: requireApiKey(scope), schema: HIDDEN }, echo);
+    scope.get('/probe/s/:userId', { config: PUBLIC_ROUTE, onRequest: requireSession(scope), schema: HIDDEN }, echo);
+    scope.get('/probe/s', { config: PUBLIC_ROUTE, onRequest: requireSession(scope), schema: HIDDEN }, echo);
+    scope.get('/probe/admin/:userId', { config: PUBLIC_ROUTE, onRequest: requireSession(scope, { role: 'admin' }), schema: HIDDEN }, echo);
+    scope.get('/probe/nocsrf/:userId', { config: PUBLIC_ROUTE, onRequest: requireSession(scope, { csrf: false }), schema: HIDDEN }, echo);
   });
   return withApp(t, app);
 }

@@ -90,7 +90,7 @@ describe('POST /v1/auth/login', () => {
     for (const [payload, error] of cases) {
       const res = await login(payload);
       expect(res.statusCode).toBe(400);
-      expect(res.json()).toEqual({ success: false, error });
+      expect(res.json()).toEqual({ success: false, error, code: 'validation', problems: expect.any(Array) });
     }
   });
 

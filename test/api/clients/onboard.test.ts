@@ -86,20 +86,24 @@ describe('POST /v1/sdk/client/onboard', () => {
       success: false,
       error:
         'Validation failed: clientId is required; clientName is required; connectionId is required; coreModelId is required; At least one VDM config is required in the package',
+      code: 'validation',
+      problems: expect.any(Array),
     });
     for (const vdm of [[], 'x', null, { name: 'a' }]) {
       const r = await post(onboardingPackage('ACME', { vdm }));
-      expect(r.json()).toEqual({ success: false, error: 'Validation failed: At least one VDM config is required in the package' });
+      expect(r.json()).toEqual({ success: false, error: 'Validation failed: At least one VDM config is required in the package', code: 'validation', problems: expect.any(Array) });
     }
     const typed = await post(onboardingPackage('ACME', { clientName: '', vdm: [{ name: 'v', securityEnabled: 'yes' }] }));
-    expect(typed.json()).toEqual({ success: false, error: 'Validation failed: clientName is required; vdm[0].securityEnabled must be boolean' });
+    expect(typed.json()).toEqual({ success: false, error: 'Validation failed: clientName is required; vdm[0].securityEnabled must be boolean', code: 'validation', problems: expect.any(Array) });
     const badId = await post(onboardingPackage('ACME/../x'));
     expect(badId.json()).toEqual({
       success: false,
       error: 'Validation failed: clientId must be 1 to 64 of A-Z 0-9 _ - starting with a letter or digit',
+      code: 'validation',
+      problems: expect.any(Array),
     });
     const dupes = await post(onboardingPackage('ACME', { vdm: [{ name: 'A' }, { name: 'A' }] }));
-    expect(dupes.json()).toEqual({ success: false, error: 'Validation failed: vdm[1].name "A" is also the name of vdm[0]' });
+    expect(dupes.json()).toEqual({ success: false, error: 'Validation failed: vdm[1].name "A" is also the name of vdm[0]', code: 'validation', problems: expect.any(Array) });
     const charts = packageWithDashboard('ACME');
     const section = (charts.dashboards as { sections: { charts: Record<string, unknown>[] }[] }[])[0].sections[0];
     section.charts[0].type = 'pie-chart-3d';
@@ -110,6 +114,8 @@ describe('POST /v1/sdk/client/onboard', () => {
       error:
         'Validation failed: dashboards[0].sections[0].charts[1].grid.width must be <= 12; ' +
         'dashboards[0].sections[0].charts[0].type "pie-chart-3d" is not a chart type: use a name or CH code of GET /v1/sdk/chart-types',
+      code: 'validation',
+      problems: expect.any(Array),
     });
     delete section.charts[1].grid;
     const chartType = await post(charts);
@@ -117,9 +123,11 @@ describe('POST /v1/sdk/client/onboard', () => {
       success: false,
       error:
         'Validation failed: dashboards[0].sections[0].charts[0].type "pie-chart-3d" is not a chart type: use a name or CH code of GET /v1/sdk/chart-types',
+      code: 'validation',
+      problems: expect.any(Array),
     });
     const notObject = await post([1, 2]);
-    expect(notObject.json()).toEqual({ success: false, error: 'Validation failed: body must be object' });
+    expect(notObject.json()).toEqual({ success: false, error: 'Validation failed: body must be object', code: 'validation', problems: expect.any(Array) });
     expect(snapshot(t.rt.db)).toEqual(before);
     expect(existsSync(join(t.manifests, 'clients'))).toBe(false);
   });

@@ -143,7 +143,7 @@ describe('client registry: listing, single read, export', () => {
     for (const [q, error] of cases) {
       const res = await list(q);
       expect(res.statusCode, q).toBe(400);
-      expect(res.json(), q).toEqual({ success: false, error });
+      expect(res.json(), q).toEqual({ success: false, error, code: 'validation', problems: expect.any(Array) });
     }
     const bad = await list(`?search=${encodeURIComponent('(unclosed')}`);
     expect(bad.statusCode).toBe(400);
@@ -154,7 +154,7 @@ describe('client registry: listing, single read, export', () => {
     await onboard(onboardingPackage('ZED', { clientName: `${'a'.repeat(40)}!` }));
     const res = await list(`?search=${encodeURIComponent('(a+)+$')}`);
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({ success: false, error: 'search pattern is too expensive to evaluate (over 250 ms)' });
+    expect(res.json()).toEqual({ success: false, error: 'search pattern is too expensive to evaluate (over 250 ms)', code: 'validation', problems: expect.any(Array) });
     // The same pattern where it matches quickly, and an ordinary search, still answer.
     expect((await list(`?search=${encodeURIComponent('^zed$')}`)).json().pagination.total).toBe(1);
     expect((await list(`?search=${encodeURIComponent('a{40}!$')}`)).json().pagination.total).toBe(1);

@@ -149,7 +149,7 @@ describe('POST /v1/sdk/import', () => {
     const text = "Request body must include a non-empty 'charts' array or 'sections' array with charts";
     for (const body of [{ name: 'x', dataSource: { dbId: DB } }, payload({ charts: [] }), { name: 'x', dataSource: { dbId: DB }, sections: [{ name: 'a', charts: [] }] }]) {
       const res = await post(t, body);
-      expect([res.statusCode, res.json()]).toEqual([400, { success: false, error: text }]);
+      expect([res.statusCode, res.json()]).toEqual([400, { success: false, error: text, code: 'validation', problems: expect.any(Array) }]);
     }
     expect(dashboardFiles(t)).toEqual([]);
   });
@@ -177,19 +177,21 @@ describe('POST /v1/sdk/import', () => {
         'isPublic must be boolean',
         'charts[1].type "sparkline" is not a chart type: use a name or CH code of GET /v1/sdk/chart-types',
       ].join('; '),
+      code: 'validation',
+      problems: expect.any(Array),
     });
   });
 
   it('answers 400 for a body that is not an object', async () => {
     const res = await t.app.inject({ method: 'POST', url: '/v1/sdk/import', headers: { ...KEY, 'content-type': 'application/json' }, payload: '[1]' });
-    expect([res.statusCode, res.json()]).toEqual([400, { success: false, error: 'Request body must be a JSON object' }]);
+    expect([res.statusCode, res.json()]).toEqual([400, { success: false, error: 'Request body must be a JSON object', code: 'validation', problems: expect.any(Array) }]);
   });
 
   it('checks dataSource.dbId, vdmId and the fields of the VDM against the store', async () => {
     const unknownDb = await post(t, payload({ dataSource: { dbId: 'D2026A00042' } }));
-    expect([unknownDb.statusCode, unknownDb.json()]).toEqual([400, { success: false, error: 'dataSource.dbId D2026A00042 is not an existing connection' }]);
+    expect([unknownDb.statusCode, unknownDb.json()]).toEqual([400, { success: false, error: 'dataSource.dbId D2026A00042 is not an existing connection', code: 'validation', problems: expect.any(Array) }]);
     const unknownVdm = await post(t, payload({ dataSource: { dbId: DB, vdmId: 'V2026A00001' } }));
-    expect([unknownVdm.statusCode, unknownVdm.json()]).toEqual([400, { success: false, error: 'dataSource.vdmId V2026A00001 is not an existing VDM' }]);
+    expect([unknownVdm.statusCode, unknownVdm.json()]).toEqual([400, { success: false, error: 'dataSource.vdmId V2026A00001 is not an existing VDM', code: 'validation', problems: expect.any(Array) }]);
     const at = '2026-01-01T00:00:00.000Z';
     t.rt.db.prepare("INSERT INTO core_models (model_id, name, created_at, updated_at) VALUES ('SM2026A00001', 'core', ?, ?)").run(at, at);
     t.rt.db.prepare("INSERT INTO semantic_models (model_id, client_id, core_model_id, name, created_at, updated_at) VALUES ('SM2026A00002', 'ACME', 'SM2026A00001', 'a', ?, ?)").run(at, at);
@@ -200,7 +202,7 @@ describe('POST /v1/sdk/import', () => {
     const badField = await post(t, payload({ dataSource: { dbId: DB, vdmId: 'V2026A00001' } }));
     expect([badField.statusCode, badField.json()]).toEqual([
       400,
-      { success: false, error: 'charts[2].dimensions[0].field "day" is not a column of the VDM' },
+      { success: false, error: 'charts[2].dimensions[0].field "day" is not a column of the VDM', code: 'validation', problems: expect.any(Array) },
     ]);
     const ok = await post(t, {
       name: 'ok',
@@ -214,9 +216,9 @@ describe('POST /v1/sdk/import', () => {
   it('a tenant-scoped key uses only its client\'s connections: any other answers like an unknown one', async () => {
     const scoped = (await createUserWithKey(t, { clientId: 'ACME' })).headers;
     const res = await post(t, payload(), '/v1/sdk/import', scoped);
-    expect([res.statusCode, res.json()]).toEqual([400, { success: false, error: `dataSource.dbId ${DB} is not an existing connection` }]);
+    expect([res.statusCode, res.json()]).toEqual([400, { success: false, error: `dataSource.dbId ${DB} is not an existing connection`, code: 'validation', problems: expect.any(Array) }]);
     const unknown = await post(t, payload({ dataSource: { dbId: 'D2026A09999' } }), '/v1/sdk/import', scoped);
-    expect([unknown.statusCode, unknown.json()]).toEqual([400, { success: false, error: 'dataSource.dbId D2026A09999 is not an existing connection' }]);
+    expect([unknown.statusCode, unknown.json()]).toEqual([400, { success: false, error: 'dataSource.dbId D2026A09999 is not an existing connection', code: 'validation', problems: expect.any(Array) }]);
     t.rt.db.prepare("UPDATE connections SET owner_client_id = 'ACME' WHERE connection_id = ?").run(DB);
     const ok = await post(t, payload(), '/v1/sdk/import', scoped);
     expect(ok.statusCode).toBe(201);

@@ -96,7 +96,7 @@ describe('POST /v1/sdk/import-pipeline', () => {
     const { name: _n, ...noName } = minimalPayload();
     const res = await post(noName);
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({ success: false, message: 'Pipeline JSON must include a name.' });
+    expect(res.json()).toEqual({ success: false, message: 'Pipeline JSON must include a name.', code: 'validation', problems: expect.any(Array) });
     expect(pipelineFiles()).toEqual([]);
   });
 
@@ -117,6 +117,8 @@ describe('POST /v1/sdk/import-pipeline', () => {
         'schedule.startTime must be a time HH:MM (00:00 to 23:59); ' +
         'steps[1].config.rules[0].params.pattern is not a valid regular expression: Invalid regular expression: /[/: Unterminated character class; ' +
         'schedule.cronExpression is not a valid cron expression: must have 5 fields (minute hour day-of-month month day-of-week) or 6 with seconds, got 3',
+      code: 'validation',
+      problems: expect.any(Array),
     });
     expect(pipelineFiles()).toEqual([]);
     expect(count('pipelines')).toBe(0);
@@ -126,7 +128,7 @@ describe('POST /v1/sdk/import-pipeline', () => {
     await setup();
     const res = await post({ ...minimalPayload(), schedule: { isEnabled: true, frequency: 'cron', cronExpression: '* * * * * *' } });
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({ success: false, message: 'schedule.cronExpression fires every 1s, more often than once per 1m (BI_SCHEDULE_MIN_INTERVAL)' });
+    expect(res.json()).toEqual({ success: false, message: 'schedule.cronExpression fires every 1s, more often than once per 1m (BI_SCHEDULE_MIN_INTERVAL)', code: 'validation', problems: expect.any(Array) });
     expect(pipelineFiles()).toEqual([]);
     expect((await post({ ...minimalPayload(), schedule: { isEnabled: true, frequency: 'cron', cronExpression: '* * * * *' } })).statusCode).toBe(201);
   });
@@ -135,17 +137,17 @@ describe('POST /v1/sdk/import-pipeline', () => {
     await setup({ env: { BI_SCHEDULE_MIN_INTERVAL: '1h' } });
     const res = await post({ ...minimalPayload(), schedule: { isEnabled: true, frequency: 'cron', cronExpression: '*/30 * * * *' } });
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({ success: false, message: 'schedule.cronExpression fires every 30m, more often than once per 1h (BI_SCHEDULE_MIN_INTERVAL)' });
+    expect(res.json()).toEqual({ success: false, message: 'schedule.cronExpression fires every 30m, more often than once per 1h (BI_SCHEDULE_MIN_INTERVAL)', code: 'validation', problems: expect.any(Array) });
   });
 
   it('answers malformed JSON and a non-object body with {success:false, message}', async () => {
     await setup();
     const bad = await t.app.inject({ method: 'POST', url: URL, headers: { ...key.headers, 'content-type': 'application/json' }, payload: '{"name":' });
     expect(bad.statusCode).toBe(400);
-    expect(bad.json()).toEqual({ success: false, message: expect.stringMatching(/^Malformed JSON body/) });
+    expect(bad.json()).toEqual({ success: false, message: expect.stringMatching(/^Malformed JSON body/), code: 'malformed_json' });
     const arr = await post([1, 2]);
     expect(arr.statusCode).toBe(400);
-    expect(arr.json()).toEqual({ success: false, message: 'Pipeline JSON must include a name.; Pipeline JSON must be an object.' });
+    expect(arr.json()).toEqual({ success: false, message: 'Pipeline JSON must include a name.; Pipeline JSON must be an object.', code: 'validation', problems: expect.any(Array) });
   });
 
   it('needs an API key (docs/contract/api.md §7)', async () => {
@@ -186,7 +188,14 @@ describe('POST /v1/sdk/import-pipeline', () => {
     // A dry run still validates.
     const invalid = await post({ ...minimalPayload(), name: '' }, `${URL}?dryRun=true`);
     expect(invalid.statusCode).toBe(400);
-    expect(invalid.json()).toEqual({ success: false, message: 'Pipeline JSON must include a name.' });
+    expect(invalid.json()).toEqual({ success: false, message: 'Pipeline JSON must include a name.', code: 'validation', problems: expect.any(Array) });
+    // `?dryRun` is a flag (api/validation.ts): bare, `1` or `true` is a dry run; any other value is not, and no 400.
+    for (const q of ['?dryRun', '?dryRun=', '?dryRun=1', '?dryRun=true']) expect((await post(fullPayload(), `${URL}${q}`)).json(), q).toMatchObject({ dryRun: true });
+    expect(count('pipelines')).toBe(0);
+    const yes = await post(fullPayload(), `${URL}?dryRun=yes`);
+    expect([yes.statusCode, yes.json().dryRun]).toEqual([201, undefined]);
+    expect((await post({ ...fullPayload(), name: 'Other' }, `${URL}?dryRun=false&dryRun=true`)).statusCode).toBe(201);
+    expect(count('pipelines')).toBe(2);
   });
 
   it('a failed apply answers 422 "<step>: <reason>" and withdraws the manifest', async () => {

@@ -83,6 +83,8 @@ describe('what a tenant pipeline may reach: credentials go to their own endpoint
     expect(res.json()).toEqual({
       success: false,
       message: `source.config.endpoint ${attacker.url} is not the address of connection ${SHARED_API} (${api.url}): its credential is sent only there`,
+      code: 'validation',
+      problems: expect.any(Array),
     });
     // A protocol-relative endpoint is absolute too; a step's own endpoint is named by its index.
     const relative = await importPipeline({
@@ -97,6 +99,8 @@ describe('what a tenant pipeline may reach: credentials go to their own endpoint
     expect(db.json()).toEqual({
       success: false,
       message: `source.config.endpoint connection ${SHARED_DB} is a database connection: its password is never sent over HTTP`,
+      code: 'validation',
+      problems: expect.any(Array),
     });
     expect(attacker.seen).toEqual([]);
   });
@@ -167,6 +171,8 @@ describe('what a tenant pipeline may reach: credentials go to their own endpoint
         `steps[0].config.schemaName must be t_acme (client ACME's schema on shared connection ${SHARED_DB}); ` +
         `destination.schemaName must be t_acme (client ACME's schema on shared connection ${SHARED_DB}); ` +
         `steps[2].config.schemaName must be t_acme (client ACME's schema on shared connection ${SHARED_DB})`,
+      code: 'validation',
+      problems: expect.any(Array),
     });
     // The tenant's own schema, or none named (the pinned one is used): accepted.
     const ok = await importPipeline(body({ schemaName: 't_acme' }, [{ ...lookup, config: { ...lookup.config, schemaName: undefined } }, { type: 'load', config: { tableName: 'orders' } }]));
@@ -181,6 +187,8 @@ describe('what a tenant pipeline may reach: credentials go to their own endpoint
     expect(res.json()).toEqual({
       success: false,
       message: `destination.schemaName: connection ${SHARED_DB} is shared without tenantSchema: client ACME's pipelines may not use it`,
+      code: 'validation',
+      problems: expect.any(Array),
     });
   });
 

@@ -138,19 +138,36 @@ describe('pipeline runs over HTTP', () => {
     expect(all.runs[0]).toMatchObject({ status: 'failed', error: 'Load: boom', rowsWritten: 0 });
     expect((await req('GET', `/v1/sdk/pipelines/${pipelineId}/runs?limit=2&status=failed`)).json().runs.map((r: { runId: string }) => r.runId)).toEqual([ids[2], ids[1]]);
     expect((await req('GET', `/v1/sdk/pipelines/${pipelineId}/runs?status=succeeded`)).json()).toEqual({ success: true, runs: [] });
-    for (const [q, message] of [
-      ['status=done', 'status must be one of queued, running, succeeded, failed, cancelled'],
-      ['limit=0', 'limit must be an integer from 1 to 1000'],
-      ['limit=abc', 'limit must be an integer from 1 to 1000'],
-      ['limit=1001', 'limit must be an integer from 1 to 1000'],
+    // The query is checked by the route's schema at the edge: the texts are the ones the hand-written checks gave.
+    for (const [q, field, message] of [
+      ['status=done', 'status', 'status must be one of queued, running, succeeded, failed, cancelled'],
+      ['limit=0', 'limit', 'limit must be an integer from 1 to 1000'],
+      ['limit=abc', 'limit', 'limit must be an integer from 1 to 1000'],
+      ['limit=1001', 'limit', 'limit must be an integer from 1 to 1000'],
+      ['limit=-1', 'limit', 'limit must be an integer from 1 to 1000'],
+      ['limit=1e9', 'limit', 'limit must be an integer from 1 to 1000'],
+      ['limit=1.5', 'limit', 'limit must be an integer from 1 to 1000'],
+      ['limit=0x10', 'limit', 'limit must be an integer from 1 to 1000'],
+      ['limit=2&limit=3', 'limit', 'limit must be an integer from 1 to 1000'],
     ]) {
       const res = await req('GET', `/v1/sdk/pipelines/${pipelineId}/runs?${q}`);
-      expect(res.statusCode).toBe(400);
-      expect(res.json()).toEqual({ success: false, message });
+      expect(res.statusCode, q).toBe(400);
+      expect(res.json()).toEqual({ success: false, message, code: 'validation', problems: [{ path: `query.${field}`, message }] });
     }
+    // An empty value is no value (the default), and a parameter the route does not know is ignored.
+    expect((await req('GET', `/v1/sdk/pipelines/${pipelineId}/runs?limit=&status=&color=blue`)).json().runs).toHaveLength(3);
+    // Every bad value is named, in the order of the schema.
+    const two = await req('GET', `/v1/sdk/pipelines/${pipelineId}/runs?limit=0&status=done`);
+    expect(two.json()).toMatchObject({
+      message: 'status must be one of queued, running, succeeded, failed, cancelled; limit must be an integer from 1 to 1000',
+      problems: [{ path: 'query.status' }, { path: 'query.limit' }],
+    });
     const bad = await req('GET', `/v1/sdk/pipeline-runs/${ids[0]}/rejects?limit=-1`);
     expect(bad.statusCode).toBe(400);
-    expect(bad.json()).toEqual({ success: false, message: 'limit must be an integer from 1 to 1000' });
+    expect(bad.json()).toEqual({ success: false, message: 'limit must be an integer from 1 to 1000', code: 'validation', problems: [{ path: 'query.limit', message: 'limit must be an integer from 1 to 1000' }] });
+    const offset = await req('GET', `/v1/sdk/pipeline-runs/${ids[0]}/rejects?offset=1001`);
+    expect(offset.json()).toMatchObject({ message: 'offset must be an integer from 0 to 1000', problems: [{ path: 'query.offset' }] });
+    expect((await req('GET', `/v1/sdk/pipeline-runs/${ids[0]}/rejects?offset=1000&limit=5`)).json()).toEqual({ success: true, rejects: [] });
   });
 
   it('unknown pipeline and run IDs answer 404; API key required', async () => {

@@ -106,6 +106,8 @@ describe('reconciler routes (directory mode)', () => {
     expect(res.json()).toEqual({
       success: false,
       error: 'kind must be one of ClientSet, CoreModel, Connection, Notifier, Client, Dashboard, Pipeline; phase must be one of Pending, Synced, Failed, Invalid, Pruned',
+      code: 'validation',
+      problems: expect.any(Array),
     });
   });
 
@@ -152,7 +154,7 @@ describe('reconciler routes (directory mode)', () => {
     expect(res.json()).toEqual({ success: false, error: 'Admin role required' });
     const bad = await t.app.inject({ method: 'POST', url: '/v1/reconciler/sync', headers: admin, payload: { allowMassPrune: 'yes' } });
     expect(bad.statusCode).toBe(400);
-    expect(bad.json()).toEqual({ success: false, error: 'allowMassPrune must be boolean' });
+    expect(bad.json()).toEqual({ success: false, error: 'allowMassPrune must be boolean', code: 'validation', problems: expect.any(Array) });
   });
 
   it('the webhook is not there in directory mode', async () => {

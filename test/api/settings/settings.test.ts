@@ -123,6 +123,8 @@ describe('settings endpoints', () => {
     expect(res.json()).toEqual({
       success: false,
       error: 'Validation failed: vendor must be one of SNOWFLAKE, POSTGRESQL; username must be a string; port must be an integer from 1 to 65535',
+      code: 'validation',
+      problems: expect.any(Array),
     });
   });
 
@@ -208,7 +210,7 @@ describe('settings endpoints', () => {
         const res = await t.app.inject({ method: 'POST', url: `/v1/bi/admin/test-connection/${admin.userId}`, headers: admin.headers, payload: { ...target, ...change, secretRef } });
         expect(res.statusCode, JSON.stringify(change)).toBe(400);
         const error = `secretRef ${secretRef} was stored for another target (${differ}); type the password to use it here`;
-        expect(res.json()).toEqual({ success: false, error });
+        expect(res.json()).toEqual({ success: false, error, code: 'validation', problems: expect.any(Array) });
       }
       // The same target (host given as an account URL) is allowed: it reaches the stored endpoint.
       const same = await t.app.inject({ method: 'POST', url: `/v1/bi/admin/test-connection/${admin.userId}`, headers: admin.headers, payload: { ...target, host: undefined, accountUrl: `postgresql://127.0.0.1:${target.port}`, secretRef } });
@@ -235,7 +237,7 @@ describe('settings endpoints', () => {
       payload: { vendor: 'SNOWFLAKE', secretRef: 'secret:nope', token: 'x', privateKey: 'y' },
     });
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({ success: false, error: 'Validation failed: name is required; accountUrl is required for SNOWFLAKE' });
+    expect(res.json()).toEqual({ success: false, error: 'Validation failed: name is required; accountUrl is required for SNOWFLAKE', code: 'validation', problems: expect.any(Array) });
     const ref = await t.app.inject({
       method: 'POST',
       url: `/v1/bi/admin/connections/${admin.userId}`,
@@ -243,7 +245,7 @@ describe('settings endpoints', () => {
       payload: { name: 'n', vendor: 'SNOWFLAKE', accountUrl: 'https://a.snowflakecomputing.com', secretRef: 'secret:nope', token: 'x' },
     });
     expect(ref.statusCode).toBe(400);
-    expect(ref.json()).toEqual({ success: false, error: 'Validation failed: secretRef secret:nope does not exist' });
+    expect(ref.json()).toEqual({ success: false, error: 'Validation failed: secretRef secret:nope does not exist', code: 'validation', problems: expect.any(Array) });
   });
 
   it('withdraws the manifest and the secret when the connection cannot be applied', async () => {
