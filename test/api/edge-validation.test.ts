@@ -1,6 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createUserWithKey, loginAs } from '../helpers/auth.ts';
 import { makeTestApp, type TestApp } from '../helpers/runtime.ts';
+import Fastify from 'fastify';
+import { errorHandler } from '../../api/errors.ts';
+import { edgeValidator } from '../../api/validation.ts';
 
 /**
  * The HTTP edge (docs/api.md): path parameters and query strings checked by the route's schema
@@ -35,16 +38,24 @@ describe('the edge: 400 bodies and validation by the route schemas', () => {
     expect([body.statusCode, body.json()]).toEqual([401, { error: 'API key required' }]);
   });
 
-  it('a bad path parameter: 400 with the problem at params.<name>', async () => {
-    t = await makeTestApp();
-    const s = await loginAs(t);
-    const res = await t.app.inject({ method: 'DELETE', url: `/v1/api-keys/${s.userId}/not-a-key`, headers: s.headers });
+  it('a bad path parameter: 400 with the problem at params.<name>; a malformed key ID stays a 404', async () => {
+    // The edge's validator and error handler on a route with a patterned path parameter (the workers' runId).
+    const probe = Fastify();
+    probe.setValidatorCompiler(edgeValidator);
+    probe.setErrorHandler(errorHandler);
+    probe.get('/runs/:runId', { schema: { params: { type: 'object', properties: { runId: { type: 'string', pattern: '^RUN-\\d+$' } } } } }, async () => ({ ok: true }));
+    const res = await probe.inject({ url: '/runs/not-a-run' });
     expect(res.statusCode).toBe(400);
-    const message = 'keyId must be an API key ID (SK####A#####)';
-    expect(res.json()).toEqual({ success: false, error: message, code: 'validation', problems: [{ path: 'params.keyId', message }] });
-    // A well-formed unknown one is still a 404.
-    const unknown = await t.app.inject({ method: 'DELETE', url: `/v1/api-keys/${s.userId}/SK2026A99999`, headers: s.headers });
-    expect([unknown.statusCode, unknown.json()]).toEqual([404, { success: false, error: 'API key SK2026A99999 not found' }]);
+    expect(res.json()).toMatchObject({ success: false, code: 'validation', problems: [{ path: 'params.runId' }] });
+    expect((await probe.inject({ url: '/runs/RUN-7' })).statusCode).toBe(200);
+    await probe.close();
+    t = await makeTestApp();
+    // Key IDs are looked up, not pattern-checked: a malformed one is as unknown as a well-formed one.
+    const s = await loginAs(t);
+    for (const id of ['not-a-key', 'SK2026A99999']) {
+      const unknown = await t.app.inject({ method: 'DELETE', url: `/v1/api-keys/${s.userId}/${id}`, headers: s.headers });
+      expect([unknown.statusCode, unknown.json()]).toEqual([404, { success: false, error: `API key ${id} not found` }]);
+    }
   });
 
   it('a bad body (not a manifest): the problems by their path in the body, the text as before', async () => {
