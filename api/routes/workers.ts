@@ -46,10 +46,11 @@ export default async function workerRoutes(app: FastifyInstance): Promise<void> 
   const token = rt.config.queue?.workerToken;
   const tokenHash = token ? sha256(token) : undefined;
 
-  app.get('/v1/reconciler/workers', { preHandler: requireSession(app, { role: 'admin' }), schema: workerSchemas.list }, async () => ({
-    success: true as const,
-    workers: rt.runs.dispatcher instanceof QueueRunDispatcher ? rt.runs.dispatcher.workers.list() : [],
-  }));
+  app.get('/v1/reconciler/workers', { preHandler: requireSession(app, { role: 'admin' }), schema: workerSchemas.list }, async () => {
+    const d = rt.runs.dispatcher;
+    const queued = d instanceof QueueRunDispatcher;
+    return { success: true as const, mode: queued ? ('queue' as const) : ('in-process' as const), workers: queued ? d.workers.list() : [] };
+  });
 
   /** The dispatcher, once the bearer token is the worker token; answers 401 / 409 otherwise. */
   function queue(req: FastifyRequest, reply: FastifyReply): QueueRunDispatcher | undefined {

@@ -1,4 +1,8 @@
+import type { FastifySchema } from 'fastify';
 import { answer, apiBody, pathParams, route, schemaFile } from './common.ts';
+
+/** The body's media types in the document (the route parses YAML itself: routes/clientsets.ts). */
+const withMediaTypes = (types: string[], schema: FastifySchema): FastifySchema => ({ ...schema, consumes: types }) as FastifySchema;
 
 const NAME = pathParams({ name: { type: 'string', description: 'the ClientSet\'s metadata.name' } });
 
@@ -20,7 +24,7 @@ export const clientSetSchemas = {
     params: NAME,
     response: { 200: answer('ClientSetRead', 'The set'), 404: answer('ErrorBody', '`ClientSet <name> not found`') },
   }),
-  preview: route({
+  preview: withMediaTypes(['application/json', 'application/yaml'], route({
     method: 'POST',
     operationId: 'previewClientSet',
     summary: 'What applying a ClientSet manifest would do per tenant, through the real apply path in a transaction that always rolls back',
@@ -28,11 +32,11 @@ export const clientSetSchemas = {
     auth: 'admin',
     body: {
       type: 'object',
-      description: 'a ClientSet manifest (apiVersion, kind ClientSet, metadata, spec)',
+      description: 'a ClientSet manifest (apiVersion, kind ClientSet, metadata, spec): JSON, or YAML as the file is written with `Content-Type: application/yaml`',
       properties: { apiVersion: { type: 'string' }, kind: { const: 'ClientSet' }, metadata: { type: 'object' }, spec: schemaFile('clientset') },
     },
-    response: { 200: answer('ClientSetPreview', 'Per tenant: create, update, delete, unchanged, orphaned or invalid; nothing written'), 400: answer('ErrorBody', 'Not a valid ClientSet manifest (the field path is named)') },
-  }),
+    response: { 200: answer('ClientSetPreview', 'Per tenant: create, update, delete, unchanged, orphaned or invalid; nothing written'), 400: answer('ErrorBody', 'Not a valid ClientSet manifest (the field path is named), or YAML that does not parse (line and column named)') },
+  })),
   approve: route({
     method: 'POST',
     operationId: 'approveClientSet',
