@@ -50,13 +50,25 @@ export function lifecyclePanel(client, { flash, reload }) {
     buttons.length ? h('div', { class: 'actions' }, buttons) : null);
 }
 
-/** The outcome in the flash, the page drawn again, and focus on the outcome (the button is gone). */
+/** The outcome in the flash and the page drawn again. */
 async function done(text, { flash, reload }, node = notice('ok', text)) {
   node.tabIndex = -1;
   flash.replaceChildren(node);
   announce(text);
   await reload();
+}
+
+/** Focus on the outcome once the dialog has closed: the button that opened it is gone with the redraw. */
+function focusOutcome(flash) {
+  const node = flash.firstElementChild;
+  if (!(node instanceof HTMLElement)) return;
+  node.tabIndex = -1;
   node.focus();
+}
+
+/** A confirmation whose action redraws the page: on success, focus moves to the outcome. */
+async function confirmed(opts, flash) {
+  if (await confirmDialog(opts)) focusOutcome(flash);
 }
 
 /** Resume and restore: one click, the outcome in the flash (no dialog: both undo a step). */
@@ -65,6 +77,7 @@ async function simple(button, client, verb, ctx) {
   try {
     const r = await call('POST', userPath(`/v1/bi/admin/clients/${enc(client.clientId)}/${verb}/`), { body: {} });
     await done(`${client.clientId} was ${verb === 'resume' ? 'resumed' : 'restored'}: it is ${r.body.status}.`, ctx);
+    focusOutcome(ctx.flash);
   } catch (err) {
     ctx.flash.replaceChildren(errorNotice(err, `${verb === 'resume' ? 'Resume' : 'Restore'} failed:`));
     button.disabled = false;
@@ -72,7 +85,7 @@ async function simple(button, client, verb, ctx) {
 }
 
 function suspend(client, ctx) {
-  return confirmDialog({
+  return confirmed({
     id: 'suspend-dialog',
     title: `Suspend ${client.clientId}?`,
     text: `${client.name ?? client.clientId}'s API keys and members are refused at once, its schedules stop firing and its queued runs are cancelled. Nothing is deleted; Resume undoes it.`,
@@ -81,11 +94,11 @@ function suspend(client, ctx) {
       const r = await call('POST', userPath(`/v1/bi/admin/clients/${enc(client.clientId)}/suspend/`), { body: {} });
       await done(`${client.clientId} is ${r.body.status}.`, ctx);
     },
-  });
+  }, ctx.flash);
 }
 
 function offboard(client, ctx) {
-  return confirmDialog({
+  return confirmed({
     id: 'offboard-dialog',
     title: `Offboard ${client.clientId}?`,
     confirmLabel: `Offboard ${client.clientId}`,
@@ -98,7 +111,7 @@ function offboard(client, ctx) {
       const r = await call('POST', userPath(`/v1/bi/admin/clients/${enc(client.clientId)}/offboard/`), { body: { confirm: client.clientId } });
       await done(`${client.clientId} was offboarded: it is ${r.body.status ?? 'OFFBOARDED'}, its resources are retained.`, ctx);
     },
-  });
+  }, ctx.flash);
 }
 
 const KIND_NAMES = { pipeline: 'Pipeline', runs: 'Runs of pipeline', dashboard: 'Dashboard', model: 'Model', vdm: 'VDM', key: 'API key', connection: 'Connection', secret: 'Stored secret', manifest: 'Manifest' };
@@ -114,7 +127,7 @@ function purge(client, ctx) {
   const force = h('input', { type: 'checkbox', id: 'purge-force', name: 'force', checked: false });
   const forceBox = h('div', { class: 'field checkbox', id: 'purge-force-field', hidden: !early },
     force, ' ', h('label', { for: 'purge-force' }, `Purge before the retention date (${fmtDate(client.retainUntil)}): force`));
-  return confirmDialog({
+  return confirmed({
     id: 'purge-dialog',
     title: `Purge ${client.clientId}?`,
     confirmLabel: `Purge ${client.clientId}`,
@@ -144,5 +157,5 @@ function purge(client, ctx) {
       const text = `${client.clientId} was purged (${r.body.removes.length} object${r.body.removes.length === 1 ? '' : 's'} removed): it is ${r.body.status ?? 'DELETED'}.`;
       await done(text, ctx, h('div', { class: 'notice ok', role: 'status', id: 'purge-done' }, h('p', {}, text), removesList(r.body.removes, 'purge-removes')));
     },
-  });
+  }, ctx.flash);
 }
