@@ -65,7 +65,7 @@ export function errorNotice(err, lead) {
 }
 
 /** A symbol per kind of state: the word is always shown beside it; the symbol is a second cue. */
-const SYMBOL = { ok: '✓', bad: '✕', wait: '⏸', live: '●', muted: '○', warn: '!' };
+const SYMBOL = { ok: '✓', bad: '✕', wait: '…', live: '●', muted: '○', warn: '!' };
 
 const KIND = {
   Synced: 'ok', ACTIVE: 'ok', up: 'ok', ok: 'ok', delivered: 'ok', unchanged: 'muted',

@@ -16,8 +16,9 @@ const EXPLAIN = {
 };
 
 /**
- * `client`: `{clientId, name, status, retainUntil?, generatedBy?, inputId?}`; `flash`: where outcomes
- * are announced; `reload()`: draws the page again after an action.
+ * `client`: `{clientId, name, status, retainUntil?, generatedBy?, inputId?, resources}` (`resources`:
+ * the client page's read, with the offboarding plan); `flash`: where outcomes are announced;
+ * `reload()`: draws the page again after an action.
  */
 export function lifecyclePanel(client, { flash, reload }) {
   const { clientId, status } = client;
@@ -30,8 +31,9 @@ export function lifecyclePanel(client, { flash, reload }) {
   } else if (status === 'SUSPENDED') {
     buttons.push(act('Resume', 'lifecycle-resume', '', (e) => simple(e.currentTarget, client, 'resume', { flash, reload })));
   }
-  if (!client.generatedBy && (status === 'ACTIVE' || status === 'SUSPENDED' || status === 'FAILED')) {
-    buttons.push(act('Offboard…', 'lifecycle-offboard', 'danger', () => offboard(client, { flash, reload })));
+  // The server's plan is there while a manifest can be withdrawn.
+  if (!client.generatedBy && client.resources?.offboard) {
+    buttons.push(act('Offboard…', 'offboard', 'danger', () => offboard(client, { flash, reload })));
   }
   if (status === 'OFFBOARDED') {
     buttons.push(act('Restore', 'lifecycle-restore', '', (e) => simple(e.currentTarget, client, 'restore', { flash, reload })));
@@ -97,19 +99,47 @@ function suspend(client, ctx) {
   }, ctx.flash);
 }
 
+/**
+ * Offboarding: the confirmation names what a later purge would remove and what stays (the server's
+ * plan, `resources.offboard`), and takes the typed client ID.
+ */
 function offboard(client, ctx) {
+  const r = client.resources;
+  const plan = r.offboard;
+  const byId = (list, key) => new Map(list.map((x) => [x[key], x]));
+  const dashboards = byId(r.dashboards, 'facadeId');
+  const vdms = byId(r.vdms, 'vdmId');
+  const pipelines = byId(r.pipelines, 'pipelineId');
+  const goes = [
+    h('li', {}, 'Client ', h('strong', {}, `${client.name ?? client.clientId} (${plan.removes.client})`), ' — its registry entry stays as DELETED for audit'),
+    plan.removes.connectionId ? h('li', {}, 'Connection ', h('strong', {}, r.connection?.name ?? ''), ' ', h('span', { class: 'mono' }, plan.removes.connectionId)) : null,
+    plan.removes.modelId ? h('li', {}, 'Model ', h('strong', {}, r.model?.name ?? ''), ' ', h('span', { class: 'mono' }, plan.removes.modelId)) : null,
+    plan.removes.vdmIds.map((id) => h('li', {}, 'VDM ', h('strong', {}, vdms.get(id)?.name ?? id), ' ', h('span', { class: 'mono' }, id))),
+    plan.removes.facadeIds.map((id) => {
+      const d = dashboards.get(id);
+      const charts = d ? d.sections.reduce((n, s) => n + s.charts.length, 0) : 0;
+      return h('li', {}, 'Dashboard ', h('strong', {}, d?.name ?? id), ` with ${d?.sections.length ?? 0} section(s) and ${charts} chart(s)`);
+    }),
+  ];
+  const stays = [
+    plan.keeps.connectionId ? h('li', {}, 'Connection ', h('span', { class: 'mono' }, plan.keeps.connectionId), ' (defined elsewhere or still in use)') : null,
+    plan.keeps.pipelineIds.map((id) => h('li', {}, 'Pipeline ', h('strong', {}, pipelines.get(id)?.name ?? id), ' (its own manifest)')),
+    plan.keeps.facadeIds.map((id) => h('li', {}, 'Dashboard ', h('strong', {}, dashboards.get(id)?.name ?? id), ' (its own manifest)')),
+  ].flat().filter(Boolean);
   return confirmed({
     id: 'offboard-dialog',
     title: `Offboard ${client.clientId}?`,
     confirmLabel: `Offboard ${client.clientId}`,
     typed: client.clientId,
     body: [
-      h('p', {}, 'The client’s manifest is withdrawn and the client becomes OFFBOARDED: its keys and members are refused and its runs stop.'),
-      h('p', {}, 'Every resource and ID is kept until the retention date (BI_RETENTION, 30 days by default); until then Restore brings it back as it was. A purge after that date removes it.'),
+      h('p', {}, 'The manifest ', h('span', { class: 'mono' }, plan.path ?? plan.manifestKey), ' is withdrawn and the client becomes OFFBOARDED: its keys and members are refused and its runs stop.'),
+      h('p', {}, 'Every resource and ID is kept until the retention date (BI_RETENTION, 30 days by default); until then Restore brings it back as it was. A purge after that date removes:'),
+      h('ul', { class: 'goes', id: 'offboard-removes' }, goes),
+      stays.length ? [h('h3', {}, 'Kept even by a purge'), h('ul', { class: 'stays', id: 'offboard-keeps' }, stays)] : null,
     ],
     action: async () => {
-      const r = await call('POST', userPath(`/v1/bi/admin/clients/${enc(client.clientId)}/offboard/`), { body: { confirm: client.clientId } });
-      await done(`${client.clientId} was offboarded: it is ${r.body.status ?? 'OFFBOARDED'}, its resources are retained.`, ctx);
+      const res = await call('POST', userPath(`/v1/bi/admin/clients/${enc(client.clientId)}/offboard/`), { body: { confirm: client.clientId } });
+      await done(`${client.clientId} was offboarded: ${res.body.manifest?.key ?? plan.manifestKey} is ${res.body.manifest?.phase ?? 'withdrawn'}, the client is ${res.body.status ?? 'OFFBOARDED'}.`, ctx);
     },
   }, ctx.flash);
 }

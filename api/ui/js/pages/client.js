@@ -55,7 +55,7 @@ function page(r, c, { canAct, flash, reload }) {
         h('div', { class: 'subtitle' }, h('span', { class: 'mono' }, r.clientId), r.status ? badge(r.status) : badge('muted'), own ? phaseBadge(own.phase) : null)),
       actions),
     failureNotice(c, own),
-    canAct ? lifecyclePanel({ clientId: r.clientId, name: title, status: r.status, retainUntil: c?.retainUntil, generatedBy: own?.generatedBy, inputId: own?.inputId }, { flash, reload }) : null,
+    canAct ? lifecyclePanel({ clientId: r.clientId, name: title, status: r.status, retainUntil: c?.retainUntil, generatedBy: own?.generatedBy, inputId: own?.inputId, resources: r }, { flash, reload }) : null,
     h('div', { class: 'cards' },
       overview(r, c),
       manifestsPanel(r.manifests)),

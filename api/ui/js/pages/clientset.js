@@ -112,7 +112,7 @@ function tenantsPanel(set) {
       ? h('p', { class: 'empty' }, 'No tenants: the set has no inputs.')
       : dataTable({
           caption: `Tenants of ${set.name}`,
-          columns: [{ label: 'Input' }, { label: 'Client' }, { label: 'State' }, { label: 'Wave', class: 'num' }, { label: 'Version' }],
+          columns: [{ label: 'Input' }, { label: 'Client' }, { label: 'State' }, { label: 'Wave', class: 'num' }, { label: 'Applied version' }],
           rows: set.tenants.map((t) => ({
             attrs: { dataset: { key: t.input, input: t.input, state: t.state } },
             cells: [
@@ -120,7 +120,7 @@ function tenantsPanel(set) {
               t.clientId ? h('a', { href: `#/clients/${enc(t.clientId)}` }, t.clientId) : h('span', { class: 'muted' }, 'no client'),
               h('div', { class: 'name-cell' }, stateBadge(t.state), t.message ? h('span', { class: 'small wrap' }, t.message) : null),
               t.wave === null ? '—' : String(t.wave),
-              h('span', {}, shortDigest(t.digest), t.digest && t.digest !== set.digest ? h('span', { class: 'small muted' }, ' (earlier version)') : null),
+              shortDigest(t.digest),
             ],
           })),
         }));
