@@ -296,15 +296,21 @@ describe('console: the fleet pages in a real browser', () => {
     expect(new Set(lines.map((l) => l.clientId))).toEqual(new Set(['LIFE']));
     await page.waitForSelector('#audit-export-status .notice.ok');
 
-    // Unfiltered, the log has more than a page: "Older entries" appends the next one.
-    await page.click('#audit-clear');
-    await page.waitForFunction(() => !location.hash.includes('clientId'));
+    // Paged (5 a page here): "Older entries" appends the next page; on the last, the button goes and
+    // focus moves to the first entry it brought.
+    await page.goto('/ui/#/audit?clientId=LIFE&limit=5');
     await page.waitForSelector('#audit-table tr[data-seq]');
-    const first = await page.$$eval('#audit-table tr[data-seq]', (rows) => rows.length);
-    if (await page.isVisible('#audit-older')) {
+    const rows = () => page.$$eval('#audit-table tr[data-seq]', (trs) => trs.map((r) => Number((r as HTMLElement).dataset.seq)));
+    expect(await rows()).toEqual(seqs.slice(0, 5));
+    for (let shown = 5; shown < seqs.length; shown += 5) {
       await page.click('#audit-older');
-      await page.waitForFunction((n) => document.querySelectorAll('#audit-table tr[data-seq]').length > n, first);
+      await page.waitForFunction((n) => document.querySelectorAll('#audit-table tr[data-seq]').length > n, shown);
     }
+    expect(await rows()).toEqual(seqs);
+    expect(await page.isVisible('#audit-older')).toBe(false);
+    expect(await page.evaluate(() => (document.activeElement?.closest('tr') as HTMLElement | null)?.dataset.seq)).toBe(String(seqs[Math.floor((seqs.length - 1) / 5) * 5]));
+    expect(await page.textContent('#audit-count')).toContain(`${seqs.length} entries shown`);
+    expect(page.url()).toContain('limit=5');
   });
 
   it('workers: a clear empty state in in-process mode', async () => {

@@ -6,6 +6,7 @@ import { errorNotice, shortDigest, stateBadge } from '../components/fleet.js';
 
 const enc = encodeURIComponent;
 const FILTERS = ['clientId', 'actor', 'action', 'since', 'until'];
+/** Entries per page (`?limit=` in the address overrides it, 1 to 1,000 as the API takes). */
 const PAGE = 50;
 /** Actions the controller records (the filter takes any; these are offered as suggestions). */
 const ACTIONS = ['apply', 'prune', 'client.suspend', 'client.resume', 'client.offboard', 'client.restore', 'client.purge', 'run.start', 'run.cancel',
@@ -24,6 +25,7 @@ const toLocal = (iso) => {
  * and exported as NDJSON (the same filters, oldest first).
  */
 export function auditPage(query) {
+  const limit = Math.min(1000, Math.max(1, Number(query.get('limit')) || PAGE));
   const inputs = {
     clientId: h('input', { type: 'text', name: 'clientId', value: query.get('clientId') ?? '', autocomplete: 'off', spellcheck: 'false' }),
     actor: h('input', { type: 'text', name: 'actor', value: query.get('actor') ?? '', autocomplete: 'off', spellcheck: 'false' }),
@@ -39,6 +41,11 @@ export function auditPage(query) {
     }
     return qs;
   };
+  const address = (qs) => {
+    const q = new URLSearchParams(qs);
+    if (limit !== PAGE) q.set('limit', String(limit));
+    return `#/audit${q.toString() ? `?${q}` : ''}`;
+  };
   const results = h('div', { id: 'audit-results' });
   const exportStatus = h('div', { id: 'audit-export-status', 'aria-live': 'polite' });
   const exportButton = h('button', { type: 'button', class: 'secondary', id: 'audit-export' }, 'Export NDJSON');
@@ -48,12 +55,12 @@ export function auditPage(query) {
   const load = async ({ focus }) => {
     const mine = ++seq;
     const qs = filters();
-    history.replaceState(null, '', `#/audit${qs.toString() ? `?${qs}` : ''}`);
+    history.replaceState(null, '', address(qs));
     results.setAttribute('aria-busy', 'true');
     try {
-      const page = await fetchPage(qs, null);
+      const page = await fetchPage(qs, null, limit);
       if (mine !== seq) return;
-      render(results, entriesView(page, qs));
+      render(results, entriesView(page, qs, limit));
       if (focus) results.querySelector('#audit-count')?.focus();
     } catch (err) {
       if (mine !== seq) return;
@@ -90,9 +97,9 @@ export function auditPage(query) {
     results);
 }
 
-function fetchPage(qs, cursor) {
+function fetchPage(qs, cursor, limit) {
   const q = new URLSearchParams(qs);
-  q.set('limit', String(PAGE));
+  q.set('limit', String(limit));
   if (cursor !== null) q.set('cursor', String(cursor));
   return call('GET', `${userPath('/v1/bi/admin/audit/')}?${q}`).then((r) => r.body);
 }
@@ -117,7 +124,7 @@ function rowsOf(entries) {
   }));
 }
 
-function entriesView(page, qs) {
+function entriesView(page, qs, limit) {
   const filtered = [...qs.keys()].length > 0;
   if (!page.entries.length) {
     return h('div', {}, h('p', { id: 'audit-count', tabindex: '-1', class: 'visually-hidden' }, 'No entries.'),
@@ -136,7 +143,7 @@ function entriesView(page, qs) {
     older.disabled = true;
     older.textContent = 'Loading…';
     try {
-      const next = await fetchPage(qs, cursor);
+      const next = await fetchPage(qs, cursor, limit);
       const fresh = dataTable({ caption: '', columns: COLUMNS, rows: rowsOf(next.entries) }).querySelectorAll('tbody tr');
       tbody.append(...fresh);
       shown += next.entries.length;
@@ -145,11 +152,9 @@ function entriesView(page, qs) {
       moreStatus.textContent = `${next.entries.length} older entr${next.entries.length === 1 ? 'y' : 'ies'} added.`;
       if (cursor === null) {
         // The button goes: focus moves to the first entry it brought.
-        const first = fresh[0]?.querySelector('td');
-        if (first) {
-          first.tabIndex = -1;
-          first.focus();
-        }
+        const first = fresh[0]?.querySelector('td') ?? count;
+        first.tabIndex = -1;
+        first.focus();
         older.remove();
       }
     } catch (err) {
