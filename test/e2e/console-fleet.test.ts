@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import { tenantSet } from '../controller/kinds/clientset/fixtures.ts';
 import { ADMIN, startHarness, type Harness } from './harness.ts';
 
 /**
@@ -18,40 +19,13 @@ import { ADMIN, startHarness, type Harness } from './harness.ts';
 
 const doc = (kind: string, name: string, spec: unknown) => ({ apiVersion: 'bi.controller/v1', kind, metadata: { name }, spec });
 
-/** A ClientSet generating a Connection and a Client per input; canary first, the rest held (maxUpdate 0). */
+/** The fixtures' ClientSet (a Connection and a Client per input) with `warehouse`; canary first, the rest held (maxUpdate 0). */
 function retailSet(inputs: Record<string, string>[], warehouse = 'WH1') {
-  return doc('ClientSet', 'retail', {
-    inputs,
-    resources: [
-      {
-        kind: 'Connection',
-        metadata: { name: '{{ input.id | downcase }}-wh' },
-        spec: {
-          connectionId: '{{ input.conn }}',
-          name: '{{ input.displayName }} warehouse',
-          vendor: 'SNOWFLAKE',
-          accountUrl: 'https://{{ input.id | downcase }}.snowflakecomputing.com',
-          warehouse,
-          database: '{{ input.id }}',
-          schema: 'ANALYTICS',
-          username: 'svc_bi',
-          passwordEnv: 'BI_CONN_{{ input.id }}',
-        },
-      },
-      {
-        kind: 'Client',
-        metadata: { name: '{{ input.id }}' },
-        spec: {
-          clientId: '{{ input.id }}',
-          clientName: '{{ input.displayName }}',
-          connectionId: '{{ input.conn }}',
-          coreModelId: 'SM2026A00001',
-          vdm: [{ name: 'Sales', selectedColumns: ['region', 'revenue'] }],
-        },
-      },
-    ],
-    rollout: { waves: [{ selector: { tier: 'canary' }, maxUpdate: '100%' }, { selector: {}, maxUpdate: 0 }] },
-  });
+  const set = tenantSet('retail', { inputs, rollout: { waves: [{ selector: { tier: 'canary' }, maxUpdate: '100%' }, { selector: {}, maxUpdate: 0 }] } }) as {
+    spec: { resources: { spec: Record<string, unknown> }[] };
+  };
+  set.spec.resources[0].spec.warehouse = warehouse;
+  return set;
 }
 
 const INPUTS = [

@@ -2,8 +2,9 @@
 // polled region without taking the keyboard's place away, a 400's problems by field path, and the
 // state words with a symbol (never colour alone).
 import { ApiError } from '../api.js';
-import { errorText } from './async-view.js';
+import { asyncView, errorText } from './async-view.js';
 import { h, notice } from '../dom.js';
+import { pollWhileShown } from './poll.js';
 
 /**
  * Puts `next` (freshly drawn content) into `region`. Nothing inside the region has focus: the
@@ -18,6 +19,21 @@ export function refreshInPlace(region, next) {
     return;
   }
   morphChildren(region, next, active);
+}
+
+/**
+ * A region loaded like `asyncView` (loading state, content or error with Retry), then read again
+ * every `ms` while it is on the page and patched in place (`refreshInPlace`). `region.refresh()`
+ * reads it again at once, the same way.
+ */
+export function polledView({ load, draw, label, id, ms }) {
+  const region = asyncView({ load, draw, label, id });
+  region.refresh = async () => refreshInPlace(region, h('div', {}, draw(await load())));
+  pollWhileShown(region, ms, async () => {
+    if (region.getAttribute('aria-busy') !== 'true' && !region.querySelector('.load-error')) await region.refresh();
+    return true;
+  });
+  return region;
 }
 
 function sameSlot(a, b) {
@@ -85,9 +101,4 @@ export function stateBadge(state, label) {
 export function shortDigest(d) {
   if (!d) return h('span', { class: 'muted' }, '—');
   return h('code', { class: 'digest', title: d }, d.replace(/^sha256:/, '').slice(0, 12));
-}
-
-/** A scrolling wrapper for a wide table: keyboard-reachable and named, so it fits 390 px. */
-export function scrollTable(label, table) {
-  return h('div', { class: 'table-scroll', role: 'region', 'aria-label': label, tabindex: '0' }, table);
 }

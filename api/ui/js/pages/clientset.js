@@ -1,10 +1,8 @@
 import { call } from '../api.js';
 import { announce, confirmDialog, field, fmtDate, h, notice, render, setFieldError } from '../dom.js';
-import { asyncView } from '../components/async-view.js';
 import { dataTable } from '../components/data-table.js';
-import { errorNotice, refreshInPlace, shortDigest, stateBadge } from '../components/fleet.js';
+import { errorNotice, polledView, shortDigest, stateBadge } from '../components/fleet.js';
 import { facts } from '../components/facts.js';
-import { pollWhileShown } from '../components/poll.js';
 
 const enc = encodeURIComponent;
 const STATES = ['Synced', 'Pending', 'Failed', 'Invalid', 'orphaned', 'OFFBOARDED'];
@@ -23,18 +21,9 @@ export function clientSetPage(name) {
     const r = await call('GET', `/v1/reconciler/clientsets/${enc(name)}`, { expect: [200, 404] });
     return r.status === 200 ? r.body.clientSet : null;
   };
-  let region;
-  const refresh = async () => {
-    const set = await load();
-    refreshInPlace(region, h('div', {}, draw(set)));
-  };
+  const refresh = () => region.refresh();
   const draw = (set) => (set ? body(set, { flash, refresh }) : notice('bad', `ClientSet ${name} not found. `, h('a', { href: '#/clientsets' }, 'All ClientSets')));
-  region = asyncView({ load, draw, label: `ClientSet ${name}`, id: 'clientset-view' });
-  pollWhileShown(region, POLL_MS, async () => {
-    if (region.getAttribute('aria-busy') === 'true' || region.querySelector('.load-error')) return true;
-    await refresh();
-    return true;
-  });
+  const region = polledView({ load, draw, label: `ClientSet ${name}`, id: 'clientset-view', ms: POLL_MS });
   return h('section', { 'aria-labelledby': 'clientset-h', class: 'fleet' },
     h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: '#/clientsets' }, 'ClientSets'), h('span', { 'aria-hidden': 'true' }, ' / '), h('span', { 'aria-current': 'page' }, name)),
     h('h1', { id: 'clientset-h' }, `ClientSet ${name}`),
@@ -203,7 +192,7 @@ function summaryText(tenants) {
 }
 
 function value(v) {
-  return h('code', { class: 'wrap' }, typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v) ?? String(v));
+  return h('code', { class: 'wrap' }, JSON.stringify(v) ?? String(v));
 }
 
 function change(c) {

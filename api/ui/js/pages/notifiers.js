@@ -1,10 +1,9 @@
 import { call } from '../api.js';
 import { h } from '../dom.js';
-import { asyncView, emptyState } from '../components/async-view.js';
+import { emptyState } from '../components/async-view.js';
 import { dataTable } from '../components/data-table.js';
-import { refreshInPlace, stateBadge } from '../components/fleet.js';
+import { polledView, stateBadge } from '../components/fleet.js';
 import { count, when } from '../components/ops-format.js';
-import { pollWhileShown } from '../components/poll.js';
 
 const POLL_MS = 10_000;
 
@@ -14,12 +13,7 @@ const POLL_MS = 10_000;
  */
 export function notifiersPage() {
   const load = async () => (await call('GET', '/v1/reconciler/notifiers')).body.notifiers;
-  const region = asyncView({ load, draw: view, label: 'notifiers', id: 'notifiers' });
-  pollWhileShown(region, POLL_MS, async () => {
-    if (region.getAttribute('aria-busy') === 'true' || region.querySelector('.load-error')) return true;
-    refreshInPlace(region, h('div', {}, view(await load())));
-    return true;
-  });
+  const region = polledView({ load, draw: view, label: 'notifiers', id: 'notifiers', ms: POLL_MS });
   return h('section', { 'aria-labelledby': 'notifiers-h', class: 'fleet' },
     h('div', { class: 'page-head' },
       h('div', { class: 'title-block' },

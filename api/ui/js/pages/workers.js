@@ -1,10 +1,9 @@
 import { call } from '../api.js';
 import { h } from '../dom.js';
-import { asyncView, emptyState } from '../components/async-view.js';
+import { emptyState } from '../components/async-view.js';
 import { dataTable } from '../components/data-table.js';
-import { refreshInPlace, stateBadge } from '../components/fleet.js';
+import { polledView, stateBadge } from '../components/fleet.js';
 import { when } from '../components/ops-format.js';
-import { pollWhileShown } from '../components/poll.js';
 
 /** Heartbeats come every 10 s: reading every 5 s keeps the ages and states current. */
 const POLL_MS = 5000;
@@ -17,12 +16,7 @@ const enc = encodeURIComponent;
  */
 export function workersPage() {
   const load = async () => (await call('GET', '/v1/reconciler/workers')).body;
-  const region = asyncView({ load, draw: view, label: 'workers', id: 'workers' });
-  pollWhileShown(region, POLL_MS, async () => {
-    if (region.getAttribute('aria-busy') === 'true' || region.querySelector('.load-error')) return true;
-    refreshInPlace(region, h('div', {}, view(await load())));
-    return true;
-  });
+  const region = polledView({ load, draw: view, label: 'workers', id: 'workers', ms: POLL_MS });
   return h('section', { 'aria-labelledby': 'workers-h', class: 'fleet' },
     h('div', { class: 'page-head' },
       h('div', { class: 'title-block' },
