@@ -162,6 +162,20 @@ describe('console: the fleet pages in a real browser', () => {
     expect(await page.textContent('#preview-result')).toContain('spec.resources');
     expect(await page.getAttribute('#preview-manifest', 'aria-invalid')).toBe('true');
     await clean('fleet-clientset-preview-refused');
+
+    // A 400 with structured problems: each shown by its path.
+    const problems = [{ path: 'spec.inputs[1].id', message: 'must be unique (ACME twice)' }, { path: 'spec.rollout.waves[0].maxUpdate', message: 'must be 0, a count or a percentage' }];
+    await page.route('**/v1/reconciler/clientsets/preview', (route) => route.fulfill({ status: 400, contentType: 'application/json', body: JSON.stringify({ success: false, error: 'Validation failed', code: 'VALIDATION', problems }) }));
+    try {
+      await page.click('#preview-submit');
+      await page.waitForSelector('#preview-result li[data-path="spec.rollout.waves[0].maxUpdate"]');
+      expect(await page.$$eval('#preview-result li[data-path]', (lis) => lis.map((li) => li.textContent))).toEqual([
+        'spec.inputs[1].id must be unique (ACME twice)',
+        'spec.rollout.waves[0].maxUpdate must be 0, a count or a percentage',
+      ]);
+    } finally {
+      await page.unroute('**/v1/reconciler/clientsets/preview');
+    }
   });
 
   it('a generated client says its lifecycle goes through its ClientSet', async () => {
@@ -293,6 +307,41 @@ describe('console: the fleet pages in a real browser', () => {
     expect(await focusedId()).toBe('workers-h');
     expect(await page.textContent('#workers-empty')).toContain('in-process mode');
     await clean('fleet-workers');
+  });
+
+  it('workers in queue mode (the answer of a controller with BI_QUEUE_URL): state, heartbeat age, running runs linked', async () => {
+    // Queue mode needs worker processes (test/e2e/runs/workers.test.ts drives real ones); the page is
+    // checked here against that read's answer.
+    const now = Date.now();
+    const workers = [
+      { name: 'etl-1:4242', version: '1.4.0', heartbeatAt: new Date(now - 4_000).toISOString(), state: 'up', running: ['RUN-17', 'RUN-18'], concurrency: 2 },
+      { name: 'etl-2:777', version: '1.4.0', heartbeatAt: new Date(now - 25 * 60_000).toISOString(), state: 'lost', running: [], concurrency: 4 },
+    ];
+    let answer: unknown = { success: true, mode: 'queue', workers };
+    await page.route('**/v1/reconciler/workers', (route) => route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(answer) }));
+    try {
+      await page.goto('/ui/#/workers');
+      await page.waitForSelector('#worker-table');
+      expect(await page.textContent('#workers-count')).toBe('1 of 2 workers up');
+      expect(await page.$$eval('#worker-table tr[data-worker]', (rows) => rows.map((r) => `${(r as HTMLElement).dataset.worker}:${(r as HTMLElement).dataset.state}`))).toEqual(['etl-1:4242:up', 'etl-2:777:lost']);
+      expect(await page.$$eval('#worker-table a[href^="#/runs/"]', (as) => as.map((a) => a.getAttribute('href')))).toEqual(['#/runs/RUN-17', '#/runs/RUN-18']);
+      expect(await page.textContent('#worker-table tr[data-worker="etl-2:777"]')).toContain('25 min ago');
+      await clean('fleet-workers-queue');
+      // A poll redraws in place: the focused run link stays focused while the list changes around it.
+      await page.focus('#worker-table a[href="#/runs/RUN-18"]');
+      answer = { success: true, mode: 'queue', workers: [{ ...workers[0], running: ['RUN-18'] }] };
+      await page.waitForResponse((r) => r.url().endsWith('/v1/reconciler/workers'));
+      await page.waitForFunction(() => document.querySelectorAll('#worker-table tr[data-worker]').length === 1);
+      expect(await page.evaluate(() => document.activeElement?.getAttribute('href'))).toBe('#/runs/RUN-18');
+      // Queue mode with no worker: the runs wait queued, the page says how to start one.
+      answer = { success: true, mode: 'queue', workers: [] };
+      await page.goto('/ui/#/clients');
+      await page.goto('/ui/#/workers');
+      await page.waitForSelector('#workers-empty');
+      expect(await page.textContent('#workers-empty')).toContain('runs wait queued');
+    } finally {
+      await page.unroute('**/v1/reconciler/workers');
+    }
   });
 
   it('notifiers: each with its delivery state', async () => {
