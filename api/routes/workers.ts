@@ -42,10 +42,11 @@ const arr = <T>(b: Body, field: string, optional = false): T[] | undefined => {
 export default async function workerRoutes(app: FastifyInstance): Promise<void> {
   const rt = app.runtime;
 
-  app.get('/v1/reconciler/workers', { schema: workerSchemas.list }, async () => ({
-    success: true as const,
-    workers: rt.runs.dispatcher instanceof QueueRunDispatcher ? rt.runs.dispatcher.workers.list() : [],
-  }));
+  app.get('/v1/reconciler/workers', { schema: workerSchemas.list }, async () => {
+    const d = rt.runs.dispatcher;
+    const queued = d instanceof QueueRunDispatcher;
+    return { success: true as const, mode: queued ? ('queue' as const) : ('in-process' as const), workers: queued ? d.workers.list() : [] };
+  });
 
   /** The dispatcher (the worker token was checked by the route's guard); 409 outside queue mode. */
   function queue(_req: FastifyRequest, reply: FastifyReply): QueueRunDispatcher | undefined {

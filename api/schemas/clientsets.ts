@@ -26,12 +26,14 @@ export const clientSetSchemas = {
     summary: 'What applying a ClientSet manifest would do per tenant, through the real apply path in a transaction that always rolls back',
     tags: ['reconciler'],
     auth: 'admin',
+    // The route parses YAML itself (routes/clientsets.ts).
+    consumes: ['application/json', 'application/yaml'],
     body: {
       type: 'object',
-      description: 'a ClientSet manifest (apiVersion, kind ClientSet, metadata, spec)',
+      description: 'a ClientSet manifest (apiVersion, kind ClientSet, metadata, spec): JSON, or YAML as the file is written with `Content-Type: application/yaml`',
       properties: { apiVersion: { type: 'string' }, kind: { const: 'ClientSet' }, metadata: { type: 'object' }, spec: schemaFile('clientset') },
     },
-    response: { 200: answer('ClientSetPreview', 'Per tenant: create, update, delete, unchanged, orphaned or invalid; nothing written'), 400: answer('ErrorBody', 'Not a valid ClientSet manifest (the field path is named)') },
+    response: { 200: answer('ClientSetPreview', 'Per tenant: create, update, delete, unchanged, orphaned or invalid; nothing written'), 400: answer('ErrorBody', 'Not a valid ClientSet manifest (the field path is named), or YAML that does not parse (line and column named)') },
   }),
   approve: route({
     method: 'POST',

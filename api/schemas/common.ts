@@ -107,6 +107,8 @@ export interface RouteDoc {
   body?: Json;
   /** The body may be left out (@fastify/swagger marks every body required). */
   bodyOptional?: boolean;
+  /** The body's media types when more than JSON (the route parses the others itself). */
+  consumes?: string[];
   /** The route takes the raw bytes of any media type (no JSON parsing: no 400 or 415 from it). */
   rawBody?: boolean;
   /** Status → response; the guard's failures, 500, 503 and the body's failures are added. */
@@ -186,6 +188,7 @@ export function route(d: RouteDoc): FastifySchema {
     ...(d.querystring ? { querystring: d.querystring } : {}),
     ...(d.body ? { body: d.body } : {}),
     ...(d.bodyOptional ? { 'x-body-optional': true } : {}),
+    ...(d.consumes ? { consumes: d.consumes } : {}),
     response,
   } as FastifySchema;
   ACCESS.set(schema, { auth: d.auth, ...(d.csrfFromQuery ? { csrfFromQuery: true } : {}) });

@@ -1675,6 +1675,10 @@ export type ApiNotifierDeliveries = {
  */
 export type ApiWorkerList = {
   success: true;
+  /**
+   * how runs are dispatched: in-process (the default: the controller runs them, no workers) or queue (BI_QUEUE_URL: `bictl worker` processes run them)
+   */
+  mode: 'in-process' | 'queue';
   workers: ApiWorkerView[];
 };
 /**

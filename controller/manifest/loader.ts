@@ -62,7 +62,7 @@ export function parseManifest(relPath: string, bytes: Buffer | string, schemas: 
       return fail([{ path: '', message: `JSON syntax error: ${found.reason}`, line, column }]);
     }
   } else {
-    const parsed = parseYaml(text);
+    const parsed = parseManifestText(text);
     if ('problems' in parsed) return fail(parsed.problems);
     doc = parsed.value;
   }
@@ -77,7 +77,8 @@ export function checkDocument(relPath: string, hash: string, doc: unknown, schem
   return { ok: true, path: relPath, hash, key: manifestKey(manifest.kind, manifest.metadata.name), manifest, warnings: result.warnings ?? [] };
 }
 
-function parseYaml(text: string): { value: unknown } | { problems: Problem[] } {
+/** One YAML document (a manifest file's text, a YAML request body): its value, or where and why it does not parse. */
+export function parseManifestText(text: string): { value: unknown } | { problems: Problem[] } {
   const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true });
   if (doc.errors.length > 0) {
     return {

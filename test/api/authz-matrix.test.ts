@@ -479,7 +479,7 @@ function routeTable(): Record<string, RouteEntry> {
     },
     'GET /v1/reconciler/workers': {
       auth: 'S-admin',
-      cases: none(() => ({ method: 'GET', url: '/v1/reconciler/workers' }), same({ status: 200, check: (j) => expect(j).toEqual({ success: true, workers: [] }) })),
+      cases: none(() => ({ method: 'GET', url: '/v1/reconciler/workers' }), same({ status: 200, check: (j) => expect(j).toEqual({ success: true, mode: 'in-process', workers: [] }) })),
     },
     // The workers' reports: their own bearer token (BI_WORKER_TOKEN), unset here, so refused for every caller.
     ...Object.fromEntries(

@@ -77,13 +77,13 @@ function plainAnswer(res) {
   return `The server answered ${res.status}${reason ? ` ${reason}` : ''}${res.status >= 500 ? '. Try again in a moment.' : '.'}`;
 }
 
-async function send(method, path, body, session) {
+async function send(method, path, body, session, contentType) {
   const headers = { accept: 'application/json' };
   if (session) headers.CTN = session.csrfToken;
-  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (body !== undefined) headers['content-type'] = contentType ?? 'application/json';
   let res;
   try {
-    res = await fetch(path, { method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body) });
+    res = await fetch(path, { method, headers, credentials: 'same-origin', body: body === undefined || contentType ? body : JSON.stringify(body) });
   } catch (err) {
     throw new ApiError(0, null, `The server could not be reached (${err.message}). Check the connection and try again.`);
   }
@@ -103,15 +103,16 @@ async function send(method, path, body, session) {
 
 /**
  * Calls the API. Resolves `{status, body}` for every answer the caller may want to handle
- * (pass `expect` with the accepted statuses), throws ApiError otherwise.
+ * (pass `expect` with the accepted statuses), throws ApiError otherwise. With `contentType`, `body`
+ * is sent as it is (a YAML text), not as JSON.
  */
-export async function call(method, path, { body, expect } = {}) {
+export async function call(method, path, { body, expect, contentType } = {}) {
   const sent = getSession();
-  let { res, data, plain } = await send(method, path, body, sent);
+  let { res, data, plain } = await send(method, path, body, sent, contentType);
   if (res.status === 403 && data?.error === CSRF_REFUSED) {
     // Another tab signed in again: its token is ours too. Retry once with it.
     const now = getSession();
-    if (now && (!sent || now.csrfToken !== sent.csrfToken)) ({ res, data, plain } = await send(method, path, body, now));
+    if (now && (!sent || now.csrfToken !== sent.csrfToken)) ({ res, data, plain } = await send(method, path, body, now, contentType));
     if (res.status === 403 && data?.error === CSRF_REFUSED) {
       onUnauthorized('Your session changed in another window: sign in again.');
       throw new ApiError(403, data, 'Your session changed in another window: sign in again.');

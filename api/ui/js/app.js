@@ -15,6 +15,11 @@ import { pipelinesPage } from './pages/pipelines.js';
 import { runPage } from './pages/run.js';
 import { usersPage } from './pages/users.js';
 import { wizardPage } from './pages/wizard.js';
+import { auditPage } from './pages/audit.js';
+import { clientSetPage } from './pages/clientset.js';
+import { clientSetsPage } from './pages/clientsets.js';
+import { notifiersPage } from './pages/notifiers.js';
+import { workersPage } from './pages/workers.js';
 
 const main = document.getElementById('main');
 const nav = document.getElementById('nav');
@@ -34,6 +39,10 @@ const ADMIN_ROUTES = {
   runs: (arg) => (arg ? runPage(decodeURIComponent(arg)) : pipelinesPage(new URLSearchParams())),
   connections: (arg, query) => connectionsPage(query),
   users: () => usersPage(),
+  clientsets: (arg) => (arg ? clientSetPage(decodeURIComponent(arg)) : clientSetsPage()),
+  workers: () => workersPage(),
+  audit: (_arg, query) => auditPage(query),
+  notifiers: () => notifiersPage(),
 };
 
 /** A member's pages (their own tabs in member.js): the granted clients, read-only, and their API keys. */

@@ -60,6 +60,7 @@ describe('queue mode: bictl worker processes', () => {
 
   it('GET /v1/reconciler/workers lists each worker for admins (members 403); metrics per worker; run.worker names it', async () => {
     const list = await c.workersList();
+    expect((await c.req('GET', '/v1/reconciler/workers', undefined, c.admin.headers)).json).toMatchObject({ success: true, mode: 'queue' });
     const w1 = list.find((w) => w.name === 'w1');
     expect(w1).toMatchObject({ name: 'w1', state: 'up', concurrency: 2, running: [] });
     expect(w1?.version).toMatch(/^\d+\.\d+\.\d+/);

@@ -1,16 +1,17 @@
 import { ApiError, call, userPath } from '../api.js';
-import { announce, badge, confirmDialog, download, fmtDate, h, notice } from '../dom.js';
+import { announce, badge, download, fmtDate, h, notice } from '../dom.js';
 import { asyncView, errorText } from '../components/async-view.js';
 import { chartIcon, chartTypeName } from '../components/chart-icon.js';
 import { facts } from '../components/facts.js';
 import { phaseRank, revisionText } from '../components/manifest-status.js';
+import { lifecyclePanel } from '../components/lifecycle-actions.js';
 
 const enc = encodeURIComponent;
 
 /**
  * A client (`#/clients/<id>`): its resources by name with links, the reconcile status of its
- * manifests, and the actions Retry (re-reconcile a failed manifest now), Export and Offboard
- * (withdraw the manifest: the reconciler prunes what it created).
+ * manifests, the actions Retry (re-reconcile a failed manifest now) and Export, and its lifecycle
+ * (components/lifecycle-actions.js: suspend, resume, offboard, restore, purge).
  */
 export function clientDetailPage(rawId, _query, me) {
   const clientId = rawId.trim().toUpperCase();
@@ -46,7 +47,6 @@ function page(r, c, { canAct, flash, reload }) {
   if (canAct) {
     if (failing) actions.append(h('button', { type: 'button', id: 'retry', onclick: (e) => retry(e.currentTarget, own, flash, reload) }, 'Retry now'));
     if (r.status === 'ACTIVE') actions.append(h('button', { type: 'button', id: 'export', class: 'secondary', onclick: (e) => exportClient(e.currentTarget, r.clientId, flash) }, 'Export'));
-    if (r.offboard) actions.append(h('button', { type: 'button', id: 'offboard', class: 'danger', onclick: () => offboard(r, title, flash, reload) }, 'Offboard…'));
   }
   return h('div', { class: 'client-body' },
     h('header', { class: 'page-head' },
@@ -55,6 +55,7 @@ function page(r, c, { canAct, flash, reload }) {
         h('div', { class: 'subtitle' }, h('span', { class: 'mono' }, r.clientId), r.status ? badge(r.status) : badge('muted'), own ? phaseBadge(own.phase) : null)),
       actions),
     failureNotice(c, own),
+    canAct ? lifecyclePanel({ clientId: r.clientId, name: title, status: r.status, retainUntil: c?.retainUntil, generatedBy: own?.generatedBy, inputId: own?.inputId, resources: r }, { flash, reload }) : null,
     h('div', { class: 'cards' },
       overview(r, c),
       manifestsPanel(r.manifests)),
@@ -235,48 +236,4 @@ async function exportClient(button, clientId, flash) {
   } finally {
     button.disabled = false;
   }
-}
-
-/** The confirmation names exactly what the prune of the manifest removes and what stays. */
-function offboard(r, title, flash, reload) {
-  const plan = r.offboard;
-  const byId = (list, key) => new Map(list.map((x) => [x[key], x]));
-  const dashboards = byId(r.dashboards, 'facadeId');
-  const vdms = byId(r.vdms, 'vdmId');
-  const pipelines = byId(r.pipelines, 'pipelineId');
-  const goes = [
-    h('li', {}, `Client `, h('strong', {}, `${title} (${plan.removes.client})`), r.status === 'ACTIVE' ? ' — its registry entry stays as DELETED for audit' : ` — its ${r.status ?? ''} registry entry stays for audit`),
-    plan.removes.connectionId ? h('li', {}, 'Connection ', h('strong', {}, r.connection?.name ?? ''), ' ', h('span', { class: 'mono' }, plan.removes.connectionId)) : null,
-    plan.removes.modelId ? h('li', {}, 'Model ', h('strong', {}, r.model?.name ?? ''), ' ', h('span', { class: 'mono' }, plan.removes.modelId)) : null,
-    plan.removes.vdmIds.map((id) => h('li', {}, 'VDM ', h('strong', {}, vdms.get(id)?.name ?? id), ' ', h('span', { class: 'mono' }, id))),
-    plan.removes.facadeIds.map((id) => {
-      const d = dashboards.get(id);
-      const charts = d ? d.sections.reduce((n, s) => n + s.charts.length, 0) : 0;
-      return h('li', {}, 'Dashboard ', h('strong', {}, d?.name ?? id), ` with ${d?.sections.length ?? 0} section(s) and ${charts} chart(s)`);
-    }),
-  ];
-  const stays = [
-    plan.keeps.connectionId ? h('li', {}, 'Connection ', h('span', { class: 'mono' }, plan.keeps.connectionId), ' (defined elsewhere or still in use)') : null,
-    plan.keeps.pipelineIds.map((id) => h('li', {}, 'Pipeline ', h('strong', {}, pipelines.get(id)?.name ?? id), plan.removes.connectionId ? ' — it loses its connection' : '')),
-    plan.keeps.facadeIds.map((id) => h('li', {}, 'Dashboard ', h('strong', {}, dashboards.get(id)?.name ?? id), ' (its own manifest)')),
-  ].flat().filter(Boolean);
-  return confirmDialog({
-    id: 'offboard-dialog',
-    title: `Offboard ${plan.removes.client}?`,
-    confirmLabel: `Offboard ${plan.removes.client}`,
-    typed: plan.removes.client,
-    body: [
-      h('p', {}, 'The manifest ', h('span', { class: 'mono' }, plan.path ?? plan.manifestKey), ' is withdrawn and the reconciler prunes what it created. This cannot be undone (an export can onboard the client again).'),
-      h('h3', {}, 'Removed'),
-      h('ul', { class: 'goes', id: 'offboard-removes' }, goes),
-      stays.length ? [h('h3', {}, 'Kept'), h('ul', { class: 'stays', id: 'offboard-keeps' }, stays)] : null,
-    ],
-    action: async () => {
-      const res = await call('POST', userPath(`/v1/bi/admin/clients/${enc(plan.removes.client)}/offboard/`), { body: { confirm: plan.removes.client } });
-      const text = `${plan.removes.client} was offboarded: ${res.body.manifest?.key ?? plan.manifestKey} is ${res.body.manifest?.phase ?? 'withdrawn'}, the client is ${res.body.status ?? 'gone'}.`;
-      flash.replaceChildren(notice('ok', text));
-      announce(text);
-      await reload();
-    },
-  });
 }
