@@ -1765,6 +1765,10 @@ export type ApiSettingsSession = {
      */
     problem?: string;
   };
+  /**
+   * members only: the client IDs granted to them (a member's key must name one)
+   */
+  clients?: string[];
 };
 export type ApiCoreModelList = {
   success: true;

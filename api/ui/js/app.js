@@ -9,7 +9,7 @@ import { manifestsPage } from './pages/manifests.js';
 import { importPage } from './pages/import.js';
 import { keysPage } from './pages/keys.js';
 import { loginPage } from './pages/login.js';
-import { memberClientPage, memberHomePage, memberKeysPage } from './pages/member.js';
+import { memberClientPage, memberDashboardsPage, memberHomePage, memberKeysPage } from './pages/member.js';
 import { pipelinePage } from './pages/pipeline.js';
 import { pipelinesPage } from './pages/pipelines.js';
 import { runPage } from './pages/run.js';
@@ -29,18 +29,19 @@ const ADMIN_ROUTES = {
   manifests: (_arg, query, me) => manifestsPage(query, me),
   new: () => wizardPage(),
   import: () => importPage(),
-  keys: () => keysPage(),
+  keys: (_arg, _query, me) => keysPage(me),
   pipelines: (arg, query) => (arg ? pipelinePage(decodeURIComponent(arg)) : pipelinesPage(query)),
   runs: (arg) => (arg ? runPage(decodeURIComponent(arg)) : pipelinesPage(new URLSearchParams())),
   connections: (arg, query) => connectionsPage(query),
   users: () => usersPage(),
 };
 
-/** A member's pages (their own tabs in member.js): the granted clients, read-only, and their API keys. */
+/** A member's pages (their own tabs in member.js): the granted clients and their dashboards, read-only, and their API keys. */
 const MEMBER_ROUTES = {
   home: (arg, query, me) => memberHomePage(me),
   clients: (arg, query, me) => (arg ? memberClientPage(decodeURIComponent(arg)) : memberHomePage(me)),
-  keys: () => memberKeysPage(),
+  dashboards: (arg, query) => memberDashboardsPage(arg ? decodeURIComponent(arg) : null, query),
+  keys: (_arg, _query, me) => memberKeysPage(me),
 };
 
 /** Pages that belong under another navigation entry (a run is a pipeline's). */
