@@ -15,6 +15,8 @@ import { pipelinesPage } from './pages/pipelines.js';
 import { runPage } from './pages/run.js';
 import { usersPage } from './pages/users.js';
 import { wizardPage } from './pages/wizard.js';
+import { discardDraft } from './pages/wizard/draft.js';
+import { mayLeaveFor } from './leave-guard.js';
 
 const main = document.getElementById('main');
 const nav = document.getElementById('nav');
@@ -27,7 +29,7 @@ const ADMIN_ROUTES = {
   clients: (arg, query, me) => (arg ? clientDetailPage(decodeURIComponent(arg), query, me) : clientsPage(query)),
   dashboards: (arg, query) => (arg ? dashboardPage(decodeURIComponent(arg), query) : dashboardsPage(query)),
   manifests: (_arg, query, me) => manifestsPage(query, me),
-  new: () => wizardPage(),
+  new: (_arg, query) => wizardPage(query),
   import: () => importPage(),
   keys: (_arg, _query, me) => keysPage(me),
   pipelines: (arg, query) => (arg ? pipelinePage(decodeURIComponent(arg)) : pipelinesPage(query)),
@@ -91,11 +93,20 @@ function takeTarget(fallback) {
 
 /** Counts route() calls: a slow page that finishes after the visitor moved on is dropped. */
 let routeSeq = 0;
+/** The address of the page on screen: where a page that refuses to be left (leave-guard.js) stays. */
+let shownHash = '';
 
 async function route() {
   const seq = ++routeSeq;
   const { page, arg, query } = parseHash();
   closeMenu(false);
+  if (!(await mayLeaveFor(page))) {
+    // Stay: the address goes back to the page on screen (no hashchange, nothing redrawn).
+    if (seq === routeSeq) history.replaceState(null, '', shownHash || '#/');
+    return;
+  }
+  if (seq !== routeSeq) return;
+  shownHash = location.hash;
   if (!getSession()) me = null;
   if (getSession() && !me) {
     try {
@@ -180,6 +191,8 @@ document.getElementById('logout').addEventListener('click', async () => {
   try {
     await call('POST', '/v1/auth/logout', { body: {}, expect: [200, 204, 401, 403] });
   } finally {
+    // Signing out on purpose ends the wizard's draft too (another person may sign in in this tab).
+    discardDraft();
     setSession(null);
     me = null;
     signedOutBecause = null;
