@@ -122,7 +122,9 @@ describe('console: people, member views and the wizard in a real browser', () =>
   it('users: last login, the password hint the server keeps, a password reset that ends the sessions', async () => {
     const other = await h.newPage();
     await login(other.page, PAT, '#member-home');
-    await page.goto('/ui/#/users');
+    await page.goto('/ui/#/clients');
+    await page.waitForSelector('#clients-h');
+    await page.click('#nav >> text=Users');
     await page.waitForSelector('#user-table tr[data-user=pat]');
     // The last login is shown (pat signed in); mia never did.
     expect(await page.textContent('#user-table tr[data-user=pat] td:nth-child(5)')).toMatch(/^\d{4}-\d{2}-\d{2} /);
@@ -147,7 +149,7 @@ describe('console: people, member views and the wizard in a real browser', () =>
     await clean(page, 'people-04-users-reset');
     await other.page.click('.tabs >> text=API keys');
     await other.page.waitForSelector('form.login');
-    await login(other.page, { ...PAT, password: 'pat-new-password' }, '#member-home');
+    await login(other.page, { ...PAT, password: 'pat-new-password' }, '#keys-h');
     PAT.password = 'pat-new-password';
     await other.context.close();
   });
@@ -157,6 +159,8 @@ describe('console: people, member views and the wizard in a real browser', () =>
     const pat = userId('pat');
     h.server.runtime.auth.createKey({ userId: zed, label: 'zed laptop', createdBy: zed });
     const patKey = h.server.runtime.auth.createKey({ userId: pat, label: 'pat partner feed', clientId: 'ACME', createdBy: pat });
+    await page.goto('/ui/#/clients');
+    await page.waitForSelector('#clients-h');
     await page.goto('/ui/#/users');
     await page.waitForSelector(`#all-key-table tr[data-key=${patKey.keyId}]`);
     const row = `#all-key-table tr[data-key=${patKey.keyId}]`;
@@ -181,6 +185,8 @@ describe('console: people, member views and the wizard in a real browser', () =>
   });
 
   it('two admins editing one user: the second save is refused and the page offers a reload that shows the other change', async () => {
+    await page.goto('/ui/#/clients');
+    await page.waitForSelector('#clients-h');
     await page.goto('/ui/#/users');
     await page.waitForSelector('#user-table tr[data-user=mia]');
     await page.click('#user-table tr[data-user=mia] [data-action=edit]');
@@ -351,6 +357,7 @@ describe('console: people, member views and the wizard in a real browser', () =>
     await page.click('#discard-dialog-confirm');
     await page.waitForFunction(() => (document.querySelector('input[name=clientId]') as HTMLInputElement | null)?.value === '');
     await page.click('#nav >> text=Clients');
+    expect(await page.evaluate(() => sessionStorage.getItem('bi-controller.wizard-draft'))).toBeNull();
     await page.waitForSelector('#clients-h');
     expect(await page.locator('#leave-wizard').count()).toBe(0);
   });
@@ -368,7 +375,7 @@ describe('console: people, member views and the wizard in a real browser', () =>
     await page.goto('/ui/#/import');
     await page.waitForSelector('#import-h');
     await page.setInputFiles('input[name=package]', path);
-    await page.waitForSelector('#client-id-status[data-state=free]');
+    await page.waitForSelector('#import-id-status[data-state=free]');
     await page.click('#import');
     await page.waitForSelector('#result');
     expect(await page.getAttribute('#result', 'data-outcome')).toBe('REFUSED');
@@ -376,7 +383,9 @@ describe('console: people, member views and the wizard in a real browser', () =>
     expect(await page.textContent('#result .notice')).toContain(`Connection ${ACME_DB} belongs to another client`);
     const states = await page.$$eval('ul.progress li', (lis) => lis.map((li) => li.dataset.state));
     expect(states).not.toContain('failed');
-    expect(new Set(states)).toEqual(new Set(['refused']));
+    // No step ran: each is "refused" (the dashboard row, with no dashboard in the package, "skipped").
+    expect(new Set(states)).toEqual(new Set(['refused', 'skipped']));
+    expect(await page.textContent('ul.progress li[data-state=refused] .detail')).toContain('refused before any write');
     expect(h.server.runtime.db.prepare("SELECT COUNT(*) AS n FROM clients WHERE client_id = 'COPYCO'").get()).toEqual({ n: 0 });
     await clean(page, 'people-15-import-refused');
     void ctx;

@@ -100,11 +100,10 @@ async function route() {
   const seq = ++routeSeq;
   const { page, arg, query } = parseHash();
   closeMenu(false);
-  if (!(await mayLeaveFor(page))) {
-    // Stay: the address goes back to the page on screen (no hashchange, nothing redrawn).
-    if (seq === routeSeq) history.replaceState(null, '', shownHash || '#/');
-    return;
-  }
+  // A page with unsaved work asks first; meanwhile the address is the page's own (no hashchange, nothing redrawn).
+  const asked = location.hash;
+  const stay = () => history.replaceState(null, '', shownHash || '#/');
+  if (!(await mayLeaveFor(page, { stay, go: () => history.replaceState(null, '', asked) }))) return;
   if (seq !== routeSeq) return;
   shownHash = location.hash;
   if (!getSession()) me = null;

@@ -12,15 +12,23 @@ export function setLeaveGuard(g) {
   guard = g;
 }
 
-/** Whether the route to `page` may go on; a signed-out session (`login`) always may: the work is kept for after the sign-in. */
-export async function mayLeaveFor(page) {
+/**
+ * Whether the route to `page` may go on; a signed-out session (`login`) always may: the work is
+ * kept for after the sign-in. While the question is open the address is the page's own again
+ * (`stay()`); `go()` puts the asked-for one back when the answer is to leave.
+ */
+export async function mayLeaveFor(page, { stay, go }) {
   if (!guard || guard.covers(page)) return true;
   if (page === 'login' || !guard.dirty()) {
     guard = null;
     return true;
   }
+  stay();
   const leave = await guard.ask();
-  if (leave) guard = null;
+  if (leave) {
+    guard = null;
+    go();
+  }
   return leave;
 }
 

@@ -13,6 +13,8 @@ import { reviewStep } from './wizard/review.js';
 import { sourceStep } from './wizard/source.js';
 
 const STEP_VIEWS = [detailsStep, sourceStep, modelStep, reviewStep];
+/** Counts wizard pages drawn: a page replaced by another (or started over) keeps no draft any more. */
+let pages = 0;
 const stepHref = (i) => `#/new?step=${i + 1}`;
 
 /** The wizard at the step of `query` (1 to 4; never past the furthest step reached). */
@@ -22,13 +24,15 @@ export async function wizardPage(query = new URLSearchParams()) {
     call('GET', userPath('/v1/settings/session/')).then((r) => r.body),
   ]);
   const restored = hasDraft();
+  const page = ++pages;
   const ctx = {
     s: loadDraft(models),
     models,
     session,
     /** The created client ends the draft: leaving then asks nothing. */
     finished: false,
-    save: () => !ctx.finished && saveDraft(ctx.s),
+    // A late answer of a replaced page (an availability check) must not write its old draft back.
+    save: () => !ctx.finished && page === pages && saveDraft(ctx.s),
     go: (i) => {
       ctx.s.step = i;
       ctx.s.reached = Math.max(ctx.s.reached, i);
@@ -54,6 +58,7 @@ export async function wizardPage(query = new URLSearchParams()) {
   startOver.addEventListener('click', async () => {
     const yes = await confirmDialog({ title: 'Start over?', text: 'Everything typed in this wizard is discarded.', confirmLabel: 'Discard the draft', id: 'discard-dialog' });
     if (!yes) return;
+    ctx.finished = true;
     discardDraft();
     // A new page from an empty draft (the same address draws step 1 again).
     location.hash = stepHref(0);
