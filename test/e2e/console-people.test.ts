@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN, ARTIFACTS, MEMBER, startHarness, type Harness } from './harness.ts';
+import { ADMIN, ARTIFACTS, expectClean, MEMBER, pageApi, startHarness, type Harness } from './harness.ts';
 
 /**
  * People and the defects of issue 29 end to end in headless Chromium against the real server: the
@@ -21,20 +21,7 @@ describe('console: people, member views and the wizard in a real browser', () =>
   let page: Page;
   let ctx: BrowserContext;
 
-  /** Calls the API from a page with its signed-in session (the way the console does). */
-  const api = (p: Page, method: string, path: string, body?: unknown) =>
-    p.evaluate(
-      async ({ method, path, body }) => {
-        const s = JSON.parse(localStorage.getItem('bi-controller.session') ?? '{}') as { userId: string; csrfToken: string };
-        const r = await fetch(path.replace('{userId}', s.userId), {
-          method,
-          headers: { CTN: s.csrfToken, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-          body: body === undefined ? undefined : JSON.stringify(body),
-        });
-        return { status: r.status, body: (await r.json()) as Record<string, unknown> };
-      },
-      { method, path, body },
-    );
+  const api = pageApi;
   const login = async (p: Page, who: { username: string; password: string }, landing = '#clients-h') => {
     await p.goto('/ui/#/login');
     await p.waitForSelector('form.login');
@@ -44,14 +31,7 @@ describe('console: people, member views and the wizard in a real browser', () =>
     if (landing) await p.waitForSelector(landing);
   };
   /** axe finds nothing at 1280 and 390 px, and at 390 px nothing is wider than the screen. */
-  const clean = async (p: Page, name: string) => {
-    expect(await h.check(p, name)).toEqual([]);
-    const original = p.viewportSize() ?? { width: 1280, height: 860 };
-    await p.setViewportSize({ width: 390, height: 844 });
-    const width = await p.evaluate(() => new Promise<number>((r) => requestAnimationFrame(() => r(document.documentElement.scrollWidth))));
-    await p.setViewportSize(original);
-    expect(width, `${name}: page width at 390 px`).toBeLessThanOrEqual(390);
-  };
+  const clean = (p: Page, name: string) => expectClean(h, p, name);
   const userId = (username: string) => (h.server.runtime.auth.users.findByName(username) as { userId: string }).userId;
 
   beforeAll(async () => {
