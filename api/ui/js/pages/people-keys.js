@@ -63,7 +63,7 @@ export function allKeysSection(names) {
   const results = h('div', { id: 'all-keys-results' });
   const draw = () => h('div', {},
     h('form', { class: 'panel filters', role: 'search', 'aria-label': 'Filter API keys', onsubmit: (e) => e.preventDefault() },
-      h('div', { class: 'row' }, h('div', { class: 'grow' }, field('User', userSelect)), h('div', { class: 'grow' }, field('State', stateSelect)))),
+      h('div', { class: 'grid2' }, field('User', userSelect), field('State', stateSelect))),
     render(results, paint()));
   const repaint = () => render(results, paint());
   userSelect.addEventListener('change', () => { filter.user = userSelect.value; repaint(); });

@@ -188,7 +188,7 @@ function table(state, me, reload) {
           document.getElementById('users-h')?.focus();
           document.querySelector('section.all-keys')?.dispatchEvent(new Event('reload'));
         });
-        render(actions, edit, reset, toggle, remove, self ? h('span', { class: 'hint', id: `self-${u.userId}` }, 'You cannot disable or delete your own account; another admin can.') : null);
+        render(actions, edit, reset, toggle, remove, self ? h('span', { class: 'hint', id: `self-${u.userId}` }, 'You cannot disable your own account or delete it; another admin can.') : null);
         return {
           attrs: { dataset: { user: u.username, state: u.disabled ? 'disabled' : 'active', version: String(u.version) } },
           cells: [
