@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { Problem } from '../controller/types.ts';
 import {
   ApplyFailedError,
   ConflictError,
@@ -82,12 +83,17 @@ export function codeOf(err: unknown, status: number = statusOf(err)): ErrorCode 
   return status === 400 ? 'bad_request' : undefined;
 }
 
+/** A problem's message without its path in front (`password is required` → `is required`): the path is its own member. */
+function ownMessage(p: Problem): Problem {
+  return p.path && p.message.startsWith(`${p.path} `) ? { ...p, message: p.message.slice(p.path.length + 1) } : p;
+}
+
 /** What a failure adds beside its text: a step's details, or the code and the problems of a bad request. */
 function detailsOf(err: unknown, status: number): ErrorDetails {
   if (err instanceof ApplyFailedError || err instanceof StepError) return err.details;
   const code = codeOf(err, status);
   if (!code) return {};
-  return err instanceof ValidationError ? { code, problems: err.problems } : { code };
+  return err instanceof ValidationError ? { code, problems: err.problems.map(ownMessage) } : { code };
 }
 
 /** The body of a failure: `{success:false, <field>: text, code?, problems?, ...details}`. */

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { parseIsoDate } from '../../controller/dates.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../controller/errors.ts';
+import { readClient } from '../../controller/kinds/client/registry.ts';
 import { isClientId } from '../../controller/kinds/client/rules.ts';
 import type { Problem } from '../../controller/types.ts';
 import { ADMIN_REQUIRED } from '../../controller/authz/index.ts';
@@ -50,6 +51,8 @@ export function parseCreateKey(body: unknown, now: Date): CreateKeyBody {
 
 export const MEMBER_KEY_NEEDS_CLIENT = 'A member\'s API key must name one of their granted clients (clientId)';
 export const clientNotGranted = (clientId: string): string => `Client ${clientId} is not granted to this user`;
+/** An admin's key scoped to a client the registry does not hold. */
+export const clientNotFound = (clientId: string): string => `must name a client in the registry (Client ${clientId} not found)`;
 
 /** API-key management (docs/contract/api.md §4.7, 4.8, and the listing of docs/contract/design.md); every route is S with CTN. */
 export default async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
@@ -66,6 +69,12 @@ export default async function apiKeyRoutes(app: FastifyInstance): Promise<void> 
     // A member's key names one of their granted clients (a key never does more than its user).
     if (rights.role === 'member' && !body.clientId) throw new ForbiddenError(MEMBER_KEY_NEEDS_CLIENT);
     if (rights.role === 'member' && body.clientId && !rights.clients.includes(body.clientId)) throw new ForbiddenError(clientNotGranted(body.clientId));
+    // An admin's key scoped to a client the registry never held would never be of use: a typo. (A
+    // member's key may name a granted client not onboarded yet: the grant says it is meant, and the
+    // key is how the member onboards it, docs/contract/design.md.)
+    if (rights.role === 'admin' && body.clientId && !readClient(app.runtime.db, body.clientId)) {
+      throw new ValidationError([{ path: 'clientId', message: clientNotFound(body.clientId) }]);
+    }
     const key = auth.createKey({ userId: target, label: body.label, clientId: body.clientId, expiresAt: body.expiresAt, createdBy: me.userId });
     req.log.info({ keyId: key.keyId, userId: target, by: me.userId }, 'api key created');
     return reply.status(201).header('cache-control', 'no-store').send({ success: true, keyId: key.keyId, keyPrefix: key.keyPrefix, label: key.label, apiKey: key.apiKey });
@@ -85,4 +94,10 @@ export default async function apiKeyRoutes(app: FastifyInstance): Promise<void> 
     const me = principalOf(req);
     return { success: true, keys: app.runtime.auth.listKeys(me.userId) };
   });
+
+  // Every user's keys with their user: the admin's People page, to find and revoke any key.
+  app.get('/v1/bi/admin/api-keys/:userId', { schema: apiKeySchemas.listAll }, async () => ({
+    success: true,
+    keys: app.runtime.auth.listAllKeys(),
+  }));
 }

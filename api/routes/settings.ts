@@ -111,6 +111,8 @@ export default async function settings(app: FastifyInstance, opts: SettingsOptio
       role: p.role,
       settings: isAdmin,
       ...(isAdmin ? { secrets: { available: secrets.available, ...(secrets.problem ? { problem: secrets.problem } : {}) } } : {}),
+      // A member's key form offers exactly these (the server refuses any other clientId).
+      ...(p.role === 'member' ? { clients: Array.isArray(p.tenants) ? [...p.tenants] : [] } : {}),
     };
   });
 

@@ -73,6 +73,15 @@ export const apiKeySchemas = {
     params: pathParams({ userId: USER_ID }),
     response: { 200: answer('ApiKeyList', "The caller's keys") },
   }),
+  listAll: route({
+    method: 'GET',
+    operationId: 'listAllApiKeys',
+    summary: "Every user's API keys with their user, without secrets (admins; revoke with DELETE /v1/api-keys/{userId}/{keyId})",
+    tags: ['api-keys'],
+    auth: 'admin',
+    params: pathParams({ userId: USER_ID }),
+    response: { 200: answer('OwnedApiKeyList', "Every user's keys") },
+  }),
   revoke: route({
     method: 'DELETE',
     operationId: 'revokeApiKey',

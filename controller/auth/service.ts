@@ -214,6 +214,25 @@ export class AuthService {
     });
   }
 
+  /** Every user's keys with their owner (an admin's view of all keys), newest user last. */
+  listAllKeys(): (ApiKeyInfo & { userId: string; username: string })[] {
+    const names = new Map(this.users.list().map((u) => [u.userId, u.username]));
+    return [...names.keys()].flatMap((userId) => this.listKeys(userId).map((k) => ({ ...k, userId, username: names.get(userId) as string })));
+  }
+
+  /**
+   * Deletes a user (docs/access.md): every key of theirs still working is revoked first (audited,
+   * dropped from the key cache at once), then the user row goes with its sessions and grants.
+   */
+  deleteUser(userId: string, by?: string): boolean {
+    if (!this.users.get(userId)) return false;
+    // One transaction: a refused delete (the last admin) revokes nothing.
+    return this.#db.transaction(() => {
+      for (const k of this.keys.listForUser(userId)) if (!k.revoked) this.revokeKey(k.keyId, by);
+      return this.users.delete(userId, by);
+    })();
+  }
+
   /** Writes pending `lastUsedAt` values (timer, shutdown, or a test). */
   flushLastUsed(): void {
     this.#flushTimer?.();
@@ -309,7 +328,9 @@ export class AuthService {
     }
     this.#loginByIp.release(ip);
     this.#loginByName.reset(nameKey);
-    return { ok: true, user, tokens: this.sessions.create(user.userId) };
+    const tokens = this.sessions.create(user.userId);
+    this.users.recordLogin(user.userId);
+    return { ok: true, user, tokens };
   }
 
   /** Creates the first admin from BI_ADMIN_USER / BI_ADMIN_PASSWORD when that user is absent. */

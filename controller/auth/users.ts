@@ -20,6 +20,10 @@ export interface User {
 export interface UserView extends User {
   clients: string[];
   disabled: boolean;
+  /** Moves on every change of role, state, grants or password: an edit naming an older one is refused (409). */
+  version: number;
+  /** The last successful login, or null. */
+  lastLoginAt: string | null;
 }
 
 interface UserRow {
@@ -29,9 +33,11 @@ interface UserRow {
   password_hash: string;
   created_at: string;
   disabled_at: string | null;
+  version: number;
 }
 
 export const LAST_ADMIN = 'The last admin cannot be demoted or disabled';
+export const LAST_ADMIN_DELETE = 'The last admin cannot be deleted';
 const CLIENT_ID = /^[A-Z0-9][A-Z0-9_-]{0,63}$/;
 
 /** Problems with client IDs to grant (uppercased; empty when all are well-formed). */
@@ -113,7 +119,57 @@ export class UserStore {
   /** The user with its grants and state, as the users API shows it. */
   view(userId: string): UserView | undefined {
     const row = this.#db.prepare('SELECT * FROM users WHERE user_id = ?').get(userId) as UserRow | undefined;
-    return row && { ...toUser(row), clients: this.clientsOf(row.user_id), disabled: row.disabled_at !== null };
+    if (!row) return undefined;
+    const login = this.#db.prepare('SELECT last_login_at FROM user_logins WHERE user_id = ?').get(userId) as { last_login_at: string } | undefined;
+    return { ...toUser(row), clients: this.clientsOf(row.user_id), disabled: row.disabled_at !== null, version: row.version, lastLoginAt: login?.last_login_at ?? null };
+  }
+
+  /** Records a successful login (its own table: `users.generation`, and so every rights cache, stays put). */
+  recordLogin(userId: string): void {
+    this.#db
+      .prepare('INSERT INTO user_logins (user_id, last_login_at) VALUES (?, ?) ON CONFLICT (user_id) DO UPDATE SET last_login_at = excluded.last_login_at')
+      .run(userId, this.#clock().toISOString());
+  }
+
+  /** A change of grants, role, state or password moves the version an edit must name. */
+  #bump(userId: string): void {
+    this.#db.prepare('UPDATE users SET version = version + 1 WHERE user_id = ?').run(userId);
+  }
+
+  /**
+   * Sets a new password (an admin's reset, or `bictl`): the user's sessions are deleted, so every
+   * browser signed in as them must sign in again with the new one. Audited without the password.
+   */
+  async setPassword(userId: string, password: string, opts: { cost?: ScryptCost; by?: string } = {}): Promise<void> {
+    const problems = checkNewUser('x', password).filter((p) => p.path === 'password');
+    if (problems.length) throw new ValidationError(problems);
+    const hash = await hashPassword(password, opts.cost);
+    this.#db.transaction(() => {
+      const changed = this.#db.prepare('UPDATE users SET password_hash = ?, version = version + 1, updated_at = ? WHERE user_id = ?').run(hash, this.#clock().toISOString(), userId);
+      if (changed.changes === 0) return;
+      this.#db.prepare('DELETE FROM sessions WHERE user_id = ?').run(userId);
+      appendAudit(this.#db, { actor: actorOf(opts.by), action: 'user.password', object: { kind: 'User', id: userId }, result: 'ok' }, this.#clock);
+    })();
+  }
+
+  /**
+   * Deletes a user: their sessions, keys and grants go with the row (ON DELETE CASCADE); refuses
+   * (ConflictError) to remove the last enabled admin. The audit entry keeps who it was (digest of
+   * role and state, as for `user.update`). Callers revoke the keys first (AuthService.deleteUser)
+   * so no cached key outlives the user.
+   */
+  delete(userId: string, by?: string): boolean {
+    return this.#db.transaction(() => {
+      const row = this.#db.prepare('SELECT * FROM users WHERE user_id = ?').get(userId) as UserRow | undefined;
+      if (!row) return false;
+      if (row.role === 'admin' && row.disabled_at === null) {
+        const others = this.#db.prepare("SELECT COUNT(*) AS n FROM users WHERE role = 'admin' AND disabled_at IS NULL AND user_id <> ?").get(userId) as { n: number };
+        if (others.n === 0) throw new ConflictError(LAST_ADMIN_DELETE);
+      }
+      this.#db.prepare('DELETE FROM users WHERE user_id = ?').run(userId);
+      appendAudit(this.#db, { actor: actorOf(by), action: 'user.delete', object: { kind: 'User', id: userId }, before: accessDigest(row.role, row.disabled_at), result: 'ok' }, this.#clock);
+      return true;
+    })();
   }
 
   views(): UserView[] {
@@ -131,6 +187,7 @@ export class UserStore {
     this.#db.transaction(() => {
       for (const id of clientIds) {
         if (insert.run(userId, id, at, by).changes === 0) continue;
+        this.#bump(userId);
         appendAudit(this.#db, { actor: actorOf(by), action: 'grant.add', clientId: id, object: { kind: 'User', id: userId }, result: 'ok' }, this.#clock);
       }
     })();
@@ -141,6 +198,7 @@ export class UserStore {
     this.#db.transaction(() => {
       for (const id of clientIds) {
         if (remove.run(userId, id).changes === 0) continue;
+        this.#bump(userId);
         appendAudit(this.#db, { actor: actorOf(by), action: 'grant.remove', clientId: id, object: { kind: 'User', id: userId }, result: 'ok' }, this.#clock);
       }
     })();
@@ -173,7 +231,7 @@ export class UserStore {
         if (others.n === 0) throw new ConflictError(LAST_ADMIN);
       }
       if (role === row.role && disabledAt === row.disabled_at) return;
-      this.#db.prepare('UPDATE users SET role = ?, disabled_at = ?, updated_at = ? WHERE user_id = ?').run(role, disabledAt, this.#clock().toISOString(), userId);
+      this.#db.prepare('UPDATE users SET role = ?, disabled_at = ?, updated_at = ?, version = version + 1 WHERE user_id = ?').run(role, disabledAt, this.#clock().toISOString(), userId);
       // Disabling ends every session for good: re-enabling does not revive one (a new login is needed).
       if (disabledAt !== null && row.disabled_at === null) this.#db.prepare('DELETE FROM sessions WHERE user_id = ?').run(userId);
       appendAudit(

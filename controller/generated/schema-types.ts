@@ -749,6 +749,37 @@ export type ApiApiKeyList = {
   keys: ApiApiKeyInfo[];
 };
 /**
+ * An API key of any user (the admin's listing): the key without its secret, and its user
+ */
+export type ApiOwnedApiKeyInfo = {
+  /**
+   * the user the key acts as
+   */
+  userId: string;
+  username: string;
+  keyId: string;
+  keyPrefix: string;
+  label: string;
+  /**
+   * tenant scope, or null
+   */
+  clientId: string | null;
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+  revoked: boolean;
+  /**
+   * ISO 8601 timestamp (UTC)
+   */
+  createdAt: string;
+};
+/**
+ * Every user's keys, revoked ones included, each with its user
+ */
+export type ApiOwnedApiKeyList = {
+  success: true;
+  keys: ApiOwnedApiKeyInfo[];
+};
+/**
  * The `client` of the onboarding response (docs/contract/api.md §4.1)
  */
 export type ApiOnboardedClient = {
@@ -1739,6 +1770,14 @@ export type ApiUserView = {
    * ISO 8601 timestamp (UTC)
    */
   createdAt: string;
+  /**
+   * moves on every change of role, state, grants or password; send it back (`version` or `If-Match`) so a write based on an older read is refused (409)
+   */
+  version: number;
+  /**
+   * the last successful login, or null
+   */
+  lastLoginAt: string | null;
 };
 export type ApiUserList = {
   success: true;
@@ -1760,6 +1799,28 @@ export type ApiUserRequest = {
    */
   clients?: string[];
   disabled?: boolean;
+  /**
+   * `PATCH`: the version the change is based on (or an `If-Match` header); another one answers 409
+   */
+  version?: number;
+};
+/**
+ * A new password set by an admin: the user's sessions end
+ */
+export type ApiPasswordReset = {
+  /**
+   * at least 8 characters
+   */
+  password: string;
+  /**
+   * the version the reset is based on (or an `If-Match` header); another one answers 409
+   */
+  version?: number;
+};
+export type ApiUserDeleted = {
+  success: true;
+  userId: string;
+  deleted: true;
 };
 export type ApiSettingsSession = {
   success: true;
@@ -1783,6 +1844,10 @@ export type ApiSettingsSession = {
      */
     problem?: string;
   };
+  /**
+   * members only: the client IDs granted to them (a member's key must name one)
+   */
+  clients?: string[];
 };
 export type ApiCoreModelList = {
   success: true;

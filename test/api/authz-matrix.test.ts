@@ -64,6 +64,8 @@ interface Caller {
 let t: TestApp;
 const callers = new Map<Principal, Caller>();
 const ids = { acmeVdm: '', globexVdm: '', acmeFacade: '', globexFacade: '', acmePipeline: '', globexPipeline: '', mixedPipeline: '', otherUser: '', mia: '' };
+/** Users made to be deleted, one per DELETE request (every caller's request takes one). */
+const victims: string[] = [];
 
 /** A 400 also carries `code` and the `problems` (api/errors.ts); their paths are checked in test/api/edge-validation.test.ts. */
 const invalid = (status: number) => (status === 400 ? { code: 'validation', problems: expect.any(Array) } : {});
@@ -425,6 +427,36 @@ function routeTable(): Record<string, RouteEntry> {
         same(ok(201, (j) => expect(j.user).toMatchObject({ username: `new-${created}`, role: 'member', clients: ['ACME'], disabled: false }))),
       ),
     },
+    'GET /v1/bi/admin/api-keys/:userId': {
+      auth: 'S-admin',
+      cases: none((c) => ({ method: 'GET', url: `/v1/bi/admin/api-keys/${c.userId}` }), same(ok(200, (j) => expect((j.keys as { username: string }[]).map((k) => k.username)).toContain('mia')))),
+    },
+    'POST /v1/bi/admin/users/:targetUserId/password/:userId': {
+      auth: 'S-admin',
+      cases: {
+        other: {
+          req: (c) => ({ method: 'POST', url: `/v1/bi/admin/users/${ids.otherUser}/password/${c.userId}`, payload: { password: 'a-new-password' } }),
+          expect: same(ok(200, (j) => expect(j.user).toMatchObject({ userId: ids.otherUser }))),
+        },
+        unknown: {
+          req: (c) => ({ method: 'POST', url: `/v1/bi/admin/users/U2026A99999/password/${c.userId}`, payload: { password: 'a-new-password' } }),
+          expect: same(err(404, 'User U2026A99999 not found')),
+        },
+      },
+    },
+    'DELETE /v1/bi/admin/users/:targetUserId/:userId': {
+      auth: 'S-admin',
+      cases: {
+        other: {
+          req: (c) => ({ method: 'DELETE', url: `/v1/bi/admin/users/${(lastVictim = victims.pop() ?? 'U2026A99998')}/${c.userId}` }),
+          expect: same({ status: 200, check: (j) => expect(j).toEqual({ success: true, userId: lastVictim, deleted: true }) }),
+        },
+        unknown: {
+          req: (c) => ({ method: 'DELETE', url: `/v1/bi/admin/users/U2026A99999/${c.userId}` }),
+          expect: same(err(404, 'User U2026A99999 not found')),
+        },
+      },
+    },
     'PATCH /v1/bi/admin/users/:targetUserId/:userId': {
       auth: 'S-admin',
       cases: {
@@ -502,6 +534,7 @@ function routeTable(): Record<string, RouteEntry> {
 
 let created = 0;
 let lastOther = '';
+let lastVictim = '';
 function freshKey(userId: string): string {
   return t.rt.auth.createKey({ userId, label: 'spare', clientId: 'ACME', createdBy: userId }).keyId;
 }
@@ -583,6 +616,7 @@ describe('authorization matrix: every route × every caller × own / other / sha
     callers.set('disabledSession', session(danSession, 'disabledSession'));
     callers.set('disabledKey', key(danKey, 'disabledKey'));
     ids.otherUser = (await createTestUser(t, { username: 'olga', role: 'member' })).userId;
+    for (let i = 0; i < P.length; i++) victims.push((await createTestUser(t, { username: `victim-${i}`, role: 'member' })).userId);
     auth.users.grant(ids.otherUser, ['GLOBEX'], 'test');
   });
   afterAll(async () => t.close());

@@ -75,7 +75,7 @@ describe('the edge: 400 bodies and validation by the route schemas', () => {
     });
   });
 
-  it('a manifest body: the SchemaRegistry’s problems, paths inside the body', async () => {
+  it('a manifest body: the SchemaRegistry’s problems, paths inside the body, each message without its path in front', async () => {
     t = await makeTestApp();
     const key = await createUserWithKey(t);
     const res = await t.app.inject({ method: 'POST', url: '/v1/sdk/client/onboard', headers: key.headers, payload: { clientId: 'ACME', clientName: 'Acme', vdm: [{ name: 'v', securityEnabled: 'yes' }] } });
@@ -85,9 +85,9 @@ describe('the edge: 400 bodies and validation by the route schemas', () => {
       error: 'Validation failed: connectionId is required; coreModelId is required; vdm[0].securityEnabled must be boolean',
       code: 'validation',
       problems: [
-        { path: 'connectionId', message: 'connectionId is required' },
-        { path: 'coreModelId', message: 'coreModelId is required' },
-        { path: 'vdm[0].securityEnabled', message: 'vdm[0].securityEnabled must be boolean' },
+        { path: 'connectionId', message: 'is required' },
+        { path: 'coreModelId', message: 'is required' },
+        { path: 'vdm[0].securityEnabled', message: 'must be boolean' },
       ],
     });
   });

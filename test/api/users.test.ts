@@ -23,16 +23,17 @@ describe('users API (admin sessions)', () => {
     const user = res.json().user as { userId: string };
     expect(res.json()).toEqual({
       success: true,
-      user: { userId: user.userId, username: 'mia', role: 'member', clients: ['ACME', 'GLOBEX'], disabled: false, createdAt: '2026-03-01T10:00:00.000Z' },
+      // Two grants moved the version twice; no login yet.
+      user: { userId: user.userId, username: 'mia', role: 'member', clients: ['ACME', 'GLOBEX'], disabled: false, createdAt: '2026-03-01T10:00:00.000Z', version: 3, lastLoginAt: null },
     });
     const changed = await patch(user.userId, { clients: ['GLOBEX'], disabled: true });
-    expect(changed.json()).toEqual({ success: true, user: { ...res.json().user, clients: ['GLOBEX'], disabled: true } });
+    expect(changed.json()).toEqual({ success: true, user: { ...res.json().user, clients: ['GLOBEX'], disabled: true, version: 5 } });
     const list = await t.app.inject({ url: base(admin), headers: admin.headers });
     expect(list.json()).toEqual({
       success: true,
       users: [
-        { userId: admin.userId, username: 'root', role: 'admin', clients: [], disabled: false, createdAt: '2026-03-01T10:00:00.000Z' },
-        { userId: user.userId, username: 'mia', role: 'member', clients: ['GLOBEX'], disabled: true, createdAt: '2026-03-01T10:00:00.000Z' },
+        { userId: admin.userId, username: 'root', role: 'admin', clients: [], disabled: false, createdAt: '2026-03-01T10:00:00.000Z', version: 1, lastLoginAt: '2026-03-01T10:00:00.000Z' },
+        { userId: user.userId, username: 'mia', role: 'member', clients: ['GLOBEX'], disabled: true, createdAt: '2026-03-01T10:00:00.000Z', version: 5, lastLoginAt: null },
       ],
     });
   });

@@ -4,7 +4,7 @@ import pg from 'pg';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { ADMIN, findPostgresUser, PG, startHarness, type Harness } from './harness.ts';
+import { ADMIN, expectClean, findPostgresUser, PG, pageApi, startHarness, type Harness } from './harness.ts';
 
 /**
  * The operations console end to end in headless Chromium against the real server and the local
@@ -54,19 +54,7 @@ describe('operations console in a real browser', () => {
     });
 
   /** Calls the API from the page with the signed-in session (the way the console does). */
-  const api = (p: Page, method: string, path: string, body?: unknown) =>
-    p.evaluate(
-      async ({ method, path, body }) => {
-        const s = JSON.parse(localStorage.getItem('bi-controller.session') ?? '{}') as { userId: string; csrfToken: string };
-        const r = await fetch(path.replace('{userId}', s.userId), {
-          method,
-          headers: { CTN: s.csrfToken, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-          body: body === undefined ? undefined : JSON.stringify(body),
-        });
-        return { status: r.status, body: (await r.json()) as Record<string, unknown> };
-      },
-      { method, path, body },
-    );
+  const api = pageApi;
 
   const login = async (p: Page, who: { username: string; password: string }) => {
     await p.goto('/ui/');
@@ -76,14 +64,7 @@ describe('operations console in a real browser', () => {
     await p.keyboard.press('Enter');
   };
   /** axe finds nothing at 1280 and 390 px, and at 390 px nothing is wider than the screen. */
-  const clean = async (p: Page, name: string) => {
-    expect(await h.check(p, name)).toEqual([]);
-    const original = p.viewportSize() ?? { width: 1280, height: 860 };
-    await p.setViewportSize({ width: 390, height: 844 });
-    const width = await p.evaluate(() => new Promise<number>((r) => requestAnimationFrame(() => r(document.documentElement.scrollWidth))));
-    await p.setViewportSize(original);
-    expect(width, `${name}: page width at 390 px`).toBeLessThanOrEqual(390);
-  };
+  const clean = (p: Page, name: string) => expectClean(h, p, name);
 
   beforeAll(async () => {
     pgUser = await findPostgresUser();

@@ -204,14 +204,15 @@ describe('console: clients, dashboards and manifests in a real browser', () => {
     await page.click('.load-error >> text=Retry');
     await page.waitForSelector('#dashboards-table');
     const owners = () => page.$$eval('#dashboards-table tbody tr td:nth-child(2)', (tds) => tds.map((td) => td.textContent));
-    expect((await owners()).sort()).toEqual(['ACME', 'GLOBEX']);
+    // Clients by their display names (the filter's value stays the ID).
+    expect((await owners()).sort()).toEqual(['ACME Retail', 'GLOBEX Retail']);
     await clean('t04-dashboards');
     await page.selectOption('select[name=client]', 'GLOBEX');
-    expect(await owners()).toEqual(['GLOBEX']);
+    expect(await owners()).toEqual(['GLOBEX Retail']);
     expect(page.url()).toContain('client=GLOBEX');
     await page.selectOption('select[name=client]', '');
     await page.fill('input[name=q]', 'acme');
-    expect(await owners()).toEqual(['ACME']);
+    expect(await owners()).toEqual(['ACME Retail']);
     await page.fill('input[name=q]', 'no such dashboard');
     await page.waitForSelector('text=No dashboard matches');
     await page.fill('input[name=q]', '');
@@ -293,7 +294,7 @@ describe('console: clients, dashboards and manifests in a real browser', () => {
     // An admin still sees the retained client's dashboards until a purge removes them.
     await page.goto('/ui/#/dashboards');
     await page.waitForSelector('#dashboards-table');
-    expect(await page.$$eval('#dashboards-table tbody tr td:nth-child(2)', (tds) => tds.map((td) => td.textContent).sort())).toEqual(['ACME', 'GLOBEX']);
+    expect(await page.$$eval('#dashboards-table tbody tr td:nth-child(2)', (tds) => tds.map((td) => td.textContent).sort())).toEqual(['ACME Retail', 'GLOBEX Retail']);
   });
 
   it('shows every manifest failures first, filters by kind and phase', async () => {
@@ -344,6 +345,10 @@ describe('console: clients, dashboards and manifests in a real browser', () => {
     await clean('t09-wizard-preview');
     await page.uncheck('input[name=dashboard]');
     await page.waitForSelector('#dashboard-preview .tile', { state: 'detached' });
+    // Leaving the wizard with a draft asks first (console-people tests the question itself).
+    await page.click('#nav >> text=Manifests');
+    await page.click('#leave-wizard [data-action=confirm]');
+    await page.waitForSelector('#manifests-table');
   });
 
   it('holds a mass prune until it is confirmed, naming what would go', async () => {

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AxeBuilder } from '@axe-core/playwright';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 import { startServer, type Server } from '../../api/server.ts';
 import { loadConfig } from '../../controller/config.ts';
 import { testConnection } from '../../controller/connections/test-connection.ts';
@@ -37,6 +38,32 @@ export async function findPostgresUser(): Promise<string> {
     failures.push(`${username}: ${r.message}`);
   }
   throw new Error(`e2e needs PostgreSQL at ${PG.host}:${PG.port}/${PG.database} (trust auth): ${failures.join('; ')}`);
+}
+
+/** Calls the API from a page with its signed-in session, the way the console does (`{userId}` in the path: the session's user). */
+export function pageApi(p: Page, method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+  return p.evaluate(
+    async ({ method, path, body }) => {
+      const s = JSON.parse(localStorage.getItem('bi-controller.session') ?? '{}') as { userId: string; csrfToken: string };
+      const r = await fetch(path.replace('{userId}', s.userId), {
+        method,
+        headers: { CTN: s.csrfToken, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: r.status, body: (await r.json()) as Record<string, unknown> };
+    },
+    { method, path, body },
+  );
+}
+
+/** axe finds nothing at 1280 and 390 px (screenshots of both in test/artifacts/), and at 390 px nothing is wider than the screen. */
+export async function expectClean(h: Harness, p: Page, name: string): Promise<void> {
+  expect(await h.check(p, name)).toEqual([]);
+  const original = p.viewportSize() ?? { width: 1280, height: 860 };
+  await p.setViewportSize({ width: 390, height: 844 });
+  const width = await p.evaluate(() => new Promise<number>((r) => requestAnimationFrame(() => r(document.documentElement.scrollWidth))));
+  await p.setViewportSize(original);
+  expect(width, `${name}: page width at 390 px`).toBeLessThanOrEqual(390);
 }
 
 export interface AxeViolation {

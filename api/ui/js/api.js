@@ -51,10 +51,14 @@ export class ApiError extends Error {
   }
 
   /**
-   * The problems of a `Validation failed: a; b` or `<step>: a; b` answer, each with the field path
-   * it starts with (`clientName must be ...` → {path: 'clientName', text}).
+   * The problems of a 400, each with its field path: the body's structured `problems` ({path,
+   * message}, docs/api.md "Error bodies"); for an answer without them (a step's `<step>: a; b`),
+   * the paths read from the text's parts (`clientName must be ...` → {path: 'clientName', text}).
+   * `text` is the whole sentence, path first, as the summary shows it.
    */
   get problems() {
+    const structured = Array.isArray(this.body?.problems) ? this.body.problems.filter((p) => p && typeof p.message === 'string') : [];
+    if (structured.length) return structured.map((p) => ({ path: String(p.path ?? ''), text: p.path ? `${p.path} ${p.message}` : p.message }));
     const text = String(this.body?.error ?? '').replace(/^(Validation failed|[a-z ]+):\s*/, '');
     return text ? text.split('; ').map((t) => ({ path: /^([A-Za-z_][\w.[\]]*)\b/.exec(t)?.[1] ?? '', text: t })) : [];
   }

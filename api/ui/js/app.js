@@ -9,7 +9,7 @@ import { manifestsPage } from './pages/manifests.js';
 import { importPage } from './pages/import.js';
 import { keysPage } from './pages/keys.js';
 import { loginPage } from './pages/login.js';
-import { memberClientPage, memberHomePage, memberKeysPage } from './pages/member.js';
+import { memberClientPage, memberDashboardsPage, memberHomePage, memberKeysPage } from './pages/member.js';
 import { pipelinePage } from './pages/pipeline.js';
 import { pipelinesPage } from './pages/pipelines.js';
 import { runPage } from './pages/run.js';
@@ -20,6 +20,8 @@ import { clientSetPage } from './pages/clientset.js';
 import { clientSetsPage } from './pages/clientsets.js';
 import { notifiersPage } from './pages/notifiers.js';
 import { workersPage } from './pages/workers.js';
+import { discardDraft } from './pages/wizard/draft.js';
+import { mayLeaveFor } from './leave-guard.js';
 
 const main = document.getElementById('main');
 const nav = document.getElementById('nav');
@@ -32,9 +34,9 @@ const ADMIN_ROUTES = {
   clients: (arg, query, me) => (arg ? clientDetailPage(decodeURIComponent(arg), query, me) : clientsPage(query)),
   dashboards: (arg, query) => (arg ? dashboardPage(decodeURIComponent(arg), query) : dashboardsPage(query)),
   manifests: (_arg, query, me) => manifestsPage(query, me),
-  new: () => wizardPage(),
+  new: (_arg, query) => wizardPage(query),
   import: () => importPage(),
-  keys: () => keysPage(),
+  keys: (_arg, _query, me) => keysPage(me),
   pipelines: (arg, query) => (arg ? pipelinePage(decodeURIComponent(arg)) : pipelinesPage(query)),
   runs: (arg) => (arg ? runPage(decodeURIComponent(arg)) : pipelinesPage(new URLSearchParams())),
   connections: (arg, query) => connectionsPage(query),
@@ -45,11 +47,12 @@ const ADMIN_ROUTES = {
   notifiers: () => notifiersPage(),
 };
 
-/** A member's pages (their own tabs in member.js): the granted clients, read-only, and their API keys. */
+/** A member's pages (their own tabs in member.js): the granted clients and their dashboards, read-only, and their API keys. */
 const MEMBER_ROUTES = {
   home: (arg, query, me) => memberHomePage(me),
   clients: (arg, query, me) => (arg ? memberClientPage(decodeURIComponent(arg)) : memberHomePage(me)),
-  keys: () => memberKeysPage(),
+  dashboards: (arg, query) => memberDashboardsPage(arg ? decodeURIComponent(arg) : null, query),
+  keys: (_arg, _query, me) => memberKeysPage(me),
 };
 
 /** Pages that belong under another navigation entry (a run is a pipeline's). */
@@ -99,11 +102,19 @@ function takeTarget(fallback) {
 
 /** Counts route() calls: a slow page that finishes after the visitor moved on is dropped. */
 let routeSeq = 0;
+/** The address of the page on screen: where a page that refuses to be left (leave-guard.js) stays. */
+let shownHash = '';
 
 async function route() {
   const seq = ++routeSeq;
   const { page, arg, query } = parseHash();
   closeMenu(false);
+  // A page with unsaved work asks first; meanwhile the address is the page's own (no hashchange, nothing redrawn).
+  const asked = location.hash;
+  const stay = () => history.replaceState(null, '', shownHash || '#/');
+  if (!(await mayLeaveFor(page, { stay, go: () => history.replaceState(null, '', asked) }))) return;
+  if (seq !== routeSeq) return;
+  shownHash = location.hash;
   if (!getSession()) me = null;
   if (getSession() && !me) {
     try {
@@ -188,6 +199,8 @@ document.getElementById('logout').addEventListener('click', async () => {
   try {
     await call('POST', '/v1/auth/logout', { body: {}, expect: [200, 204, 401, 403] });
   } finally {
+    // Signing out on purpose ends the wizard's draft too (another person may sign in in this tab).
+    discardDraft();
     setSession(null);
     me = null;
     signedOutBecause = null;

@@ -73,7 +73,11 @@ export async function runOnboarding({ connection, pkg, progress }) {
     result.body = r.body;
     if (r.status === 201) progress.completeGroup('Client');
     else if (r.status === 200) progress.skipAll('Client', 'the client already exists: nothing was done');
-    else {
+    else if (r.status === 409) {
+      // A refusal before any write (another client's connection, a held client): no step failed.
+      progress.refuse('Client', r.body?.error ?? 'HTTP 409');
+      result.refused = true;
+    } else {
       const step = r.status === 422 ? failedStep ?? (await auditOf(clientId))?.failedStep ?? null : null;
       progress.fail('Client', step, reasonOf(r.body?.error, step));
       result.failedAt = step;
@@ -129,6 +133,13 @@ export async function resultPanel(outcome, clientId) {
       h('dl', { class: 'facts' }, ids.flatMap(([k, v]) => [h('dt', {}, k), h('dd', { class: 'mono' }, v ?? '—')])),
       h('div', { class: 'actions' }, h('a', { class: 'button', href: `#/clients/${encodeURIComponent(c?.clientId ?? clientId)}` }, 'Open client'), h('a', { class: 'button secondary', href: '#/clients' }, 'Back to clients')),
     );
+  }
+  if (outcome.refused) {
+    const kept = outcome.connectionId ? ` The connection ${outcome.connectionId} written for it is kept; trying again reuses it.` : '';
+    return h('section', { class: 'panel', 'aria-labelledby': 'result-h', id: 'result', dataset: { outcome: 'REFUSED' } },
+      h('h2', { id: 'result-h' }, 'Refused: nothing was written'),
+      h('div', { class: 'notice bad', role: 'alert' }, h('strong', {}, 'The server refused the client before writing any of it: '), outcome.body?.error ?? 'HTTP 409', '.', kept),
+      h('p', {}, 'No step ran, so there is nothing to roll back. Change what the reason names and try again.'));
   }
   const audit = outcome.status === 422 && clientId ? await auditOf(clientId) : null;
   const step = outcome.failedAt ?? audit?.failedStep ?? null;

@@ -1,6 +1,6 @@
 import { announce, h, render } from './dom.js';
 
-const MARKS = { pending: '○', running: '…', done: '✓', failed: '✗', skipped: '–' };
+const MARKS = { pending: '○', running: '…', done: '✓', failed: '✗', skipped: '–', refused: '⊘' };
 
 /**
  * A live checklist of onboarding steps. Rows are matched to reconciler step names by pattern;
@@ -84,6 +84,16 @@ export class Progress {
   /** Nothing was done (the client already exists): every row not run. */
   skipAll(group, detail) {
     for (const r of this.rows) if (r.group === group && r.state !== 'skipped') this.set(r.id, 'skipped', r === this.rows.find((x) => x.group === group) ? detail : undefined);
+  }
+
+  /**
+   * The server refused the write before any of it was done (409): no step ran, so none failed;
+   * every row of `group` is marked not run, the first with the reason.
+   */
+  refuse(group, reason) {
+    const rows = this.rows.filter((r) => r.group === group && r.state !== 'skipped');
+    rows.forEach((r, i) => this.set(r.id, 'refused', i === 0 ? `refused before any write: ${reason}` : 'not run'));
+    announce(`Refused: ${reason}`);
   }
 
   /** Every remaining row of `group` is done. */

@@ -44,6 +44,7 @@ describe('the audit log: key changes made through the API', () => {
   it('key.revoke names the admin who revoked it and the key’s client', async () => {
     t = await makeTestApp();
     const admin = await loginAs(t, { username: 'root', role: 'admin' });
+    t.rt.db.prepare("INSERT INTO clients (client_id, client_name, status, onboarded_date, last_modified_date) VALUES ('ACME', 'Acme', 'ACTIVE', 'x', 'x')").run();
     const created = await t.app.inject({ method: 'POST', url: `/v1/api-keys/${admin.userId}`, headers: admin.headers, payload: { label: 'k', clientId: 'ACME' } });
     expect(created.statusCode).toBe(201);
     const keyId = created.json().keyId as string;

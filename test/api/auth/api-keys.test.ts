@@ -38,6 +38,8 @@ describe('/v1/api-keys/{userId}', () => {
     t = await makeAuthApp();
     const s = await loginAs(t, { role: 'admin' });
     const other = await loginAs(t, { role: 'member' });
+    // An admin's key names a client the registry holds (any state).
+    t.rt.db.prepare("INSERT INTO clients (client_id, client_name, status, onboarded_date, last_modified_date) VALUES ('ACME', 'Acme', 'ACTIVE', 'x', 'x')").run();
     const a = (await create(s, { label: 'one', clientId: 'acme', expiresAt: '2026-12-31T00:00:00+01:00' })).json() as { apiKey: string; keyPrefix: string };
     const b = (await create(s, { label: 'two' })).json() as { keyPrefix: string };
     await create(other, { label: 'not mine' });

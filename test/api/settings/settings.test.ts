@@ -43,9 +43,10 @@ describe('settings endpoints', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ success: true, userId: admin.userId, username: 'ada', role: 'admin', settings: true, secrets: { available: true } });
 
-    const member = await loginAs(t, { role: 'member', username: 'mo' });
+    const member = await loginAs(t, { role: 'member', username: 'mo', clients: ['NEWCO', 'ACME'] });
     const m = await t.app.inject({ url: `/v1/settings/session/${member.userId}`, headers: member.headers });
-    expect(m.json()).toEqual({ success: true, userId: member.userId, username: 'mo', role: 'member', settings: false });
+    // A member learns their granted clients (the key form offers exactly these), onboarded or not.
+    expect(m.json()).toEqual({ success: true, userId: member.userId, username: 'mo', role: 'member', settings: false, clients: ['ACME', 'NEWCO'] });
   });
 
   it('reports a missing BI_SECRET_KEY to admins', async () => {

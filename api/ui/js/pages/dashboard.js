@@ -18,7 +18,10 @@ export function dashboardHref(facadeId, section, chart) {
 export function dashboardPage(facadeId, query) {
   const load = async () => {
     const r = await call('GET', userPath(`/v1/sdk/dashboards/${enc(facadeId)}/`), { expect: [200, 404] });
-    return r.status === 200 ? r.body : { missing: r.body?.error ?? `Dashboard ${facadeId} not found` };
+    if (r.status !== 200) return { missing: r.body?.error ?? `Dashboard ${facadeId} not found` };
+    // The owner by its display name (the ID stays in the link's address).
+    const owner = r.body.owner ? await call('GET', userPath(`/v1/bi/admin/clients/${enc(r.body.owner)}/`), { expect: [200, 404] }).catch(() => null) : null;
+    return { ...r.body, ownerName: owner?.status === 200 ? owner.body.client?.clientName : undefined };
   };
   const draw = (body) => {
     if (body.missing) {
@@ -28,6 +31,11 @@ export function dashboardPage(facadeId, query) {
         h('p', {}, h('a', { href: '#/dashboards' }, 'Back to dashboards')));
     }
     const d = body.dashboard;
+    const crumb = document.getElementById('dashboard-crumb');
+    if (crumb) {
+      crumb.textContent = d.name;
+      crumb.classList.remove('mono');
+    }
     const charts = d.sections.reduce((n, s) => n + s.charts.length, 0);
     const layout = dashboardLayout(d, {
       section: query.get('section') ?? undefined,
@@ -47,7 +55,7 @@ export function dashboardPage(facadeId, query) {
           h('h1', { id: 'dashboard-h' }, d.name),
           h('div', { class: 'subtitle' },
             h('span', { class: 'mono' }, d.facadeId),
-            body.owner ? h('a', { href: `#/clients/${enc(body.owner)}`, class: 'badge link-badge' }, body.owner) : h('span', { class: 'badge muted' }, 'no client'),
+            body.owner ? h('a', { href: `#/clients/${enc(body.owner)}`, class: 'badge link-badge', title: body.owner }, body.ownerName || body.owner) : h('span', { class: 'badge muted' }, 'no client'),
             d.isPublic ? h('span', { class: 'badge muted' }, 'public') : null)),
         h('div', { class: 'page-actions' }, h('a', { class: 'button secondary', href: '#/dashboards' }, 'All dashboards'))),
       d.description ? h('p', { class: 'lead' }, d.description) : null,
@@ -62,6 +70,6 @@ export function dashboardPage(facadeId, query) {
       h('div', { class: 'panel flush dash-frame' }, layout));
   };
   return h('section', { 'aria-labelledby': 'dashboard-h', class: 'tenants dashboard-page' },
-    h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: '#/dashboards' }, 'Dashboards'), h('span', { 'aria-hidden': 'true' }, ' / '), h('span', { 'aria-current': 'page', class: 'mono' }, facadeId)),
+    h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: '#/dashboards' }, 'Dashboards'), h('span', { 'aria-hidden': 'true' }, ' / '), h('span', { 'aria-current': 'page', class: 'mono', id: 'dashboard-crumb' }, facadeId)),
     asyncView({ load, draw, label: `dashboard ${facadeId}`, id: 'dashboard-view' }));
 }

@@ -5,14 +5,18 @@ import { chartIcon, chartTypeName } from '../components/chart-icon.js';
 
 const enc = encodeURIComponent;
 
-/** Dashboards (`#/dashboards?client=ACME&q=sales`): every dashboard the user may see, filtered by client and name. */
-export function dashboardsPage(query) {
+/**
+ * Dashboards (`#/dashboards?client=ACME&q=sales`): every dashboard the user may see (a member: those
+ * of their granted clients), filtered by client and name; clients shown by their display names.
+ */
+export function dashboardsPage(query, { member = false } = {}) {
   const state = { client: (query.get('client') ?? '').toUpperCase(), q: query.get('q') ?? '' };
-  const draw = ({ dashboards }) => {
-    const owners = [...new Set(dashboards.map((d) => d.owner ?? ''))].sort();
+  const draw = ({ dashboards, names }) => {
+    const nameOf = (id) => names.get(id) || id;
+    const owners = [...new Set(dashboards.map((d) => d.owner ?? ''))].sort((a, b) => nameOf(a).localeCompare(nameOf(b)));
     const client = h('select', { name: 'client' },
       h('option', { value: '' }, 'All clients'),
-      owners.map((o) => h('option', { value: o, selected: o === state.client }, o || '(no client)')));
+      owners.map((o) => h('option', { value: o, selected: o === state.client }, o ? nameOf(o) : '(no client)')));
     const q = h('input', { type: 'search', name: 'q', value: state.q, placeholder: 'Dashboard name' });
     const results = h('div', { id: 'dashboards-results', 'aria-live': 'polite' });
     const paint = () => {
@@ -22,7 +26,7 @@ export function dashboardsPage(query) {
       history.replaceState(null, '', `#/dashboards${qs.size ? `?${qs}` : ''}`);
       const needle = state.q.toLowerCase();
       const rows = dashboards.filter((d) => (!state.client || (d.owner ?? '') === state.client) && (!needle || d.name.toLowerCase().includes(needle)));
-      render(results, rows.length ? table(rows) : emptyState(dashboards.length));
+      render(results, rows.length ? table(rows, nameOf) : emptyState(dashboards.length, member));
     };
     client.addEventListener('change', () => {
       state.client = client.value;
@@ -42,17 +46,26 @@ export function dashboardsPage(query) {
   return h('section', { 'aria-labelledby': 'dashboards-h', class: 'tenants' },
     h('header', { class: 'page-head' },
       h('div', { class: 'title-block' }, h('h1', { id: 'dashboards-h' }, 'Dashboards'), h('p', { class: 'subtitle muted' }, 'Every dashboard of the clients you can see, drawn from its stored layout.'))),
-    asyncView({ load: async () => (await call('GET', userPath('/v1/bi/admin/dashboards/'))).body, draw, label: 'dashboards', id: 'dashboards-view' }));
+    asyncView({ load: () => loadDashboards(), draw, label: 'dashboards', id: 'dashboards-view' }));
 }
 
-function emptyState(total) {
+/** The dashboards the caller may see and the display names of their clients. */
+async function loadDashboards() {
+  const [dashboards, clients] = await Promise.all([
+    call('GET', userPath('/v1/bi/admin/dashboards/')),
+    call('GET', `${userPath('/v1/bi/admin/clients/')}?limit=1000`).catch(() => ({ body: { data: [] } })),
+  ]);
+  return { dashboards: dashboards.body.dashboards, names: new Map((clients.body.data ?? []).map((c) => [c.clientId, c.clientName])) };
+}
+
+function emptyState(total, member) {
   return h('div', { class: 'panel empty-state' },
     h('h2', {}, total ? 'No dashboard matches' : 'No dashboards yet'),
-    h('p', {}, total ? 'Change the name or the client filter.' : 'Dashboards come with an onboarding package or an import.'),
-    total ? null : h('a', { class: 'button', href: '#/new' }, 'Onboard a client'));
+    h('p', {}, total ? 'Change the name or the client filter.' : member ? 'Your clients have no dashboards yet.' : 'Dashboards come with an onboarding package or an import.'),
+    total || member ? null : h('a', { class: 'button', href: '#/new' }, 'Onboard a client'));
 }
 
-function table(rows) {
+function table(rows, nameOf) {
   return h('div', { class: 'table-wrap panel flush' },
     h('table', { id: 'dashboards-table' },
       h('caption', { class: 'visually-hidden' }, 'Dashboards'),
@@ -65,7 +78,7 @@ function table(rows) {
         const types = [...new Set(charts.map((c) => c.type))];
         return h('tr', { dataset: { facade: d.facadeId } },
           h('td', {}, h('a', { href: `#/dashboards/${enc(d.facadeId)}`, class: 'strong' }, d.name), h('div', { class: 'mono small muted' }, d.facadeId)),
-          h('td', {}, d.owner ? h('a', { href: `#/clients/${enc(d.owner)}` }, d.owner) : h('span', { class: 'muted' }, 'none')),
+          h('td', {}, d.owner ? h('a', { href: `#/clients/${enc(d.owner)}` }, nameOf(d.owner)) : h('span', { class: 'muted' }, 'none')),
           h('td', { class: 'num' }, String(d.sections.length)),
           h('td', { class: 'num' }, String(charts.length)),
           h('td', { class: 'hide-narrow' }, h('span', { class: 'icons', title: types.map(chartTypeName).join(', ') }, types.map((t) => chartIcon(t, { size: 18 })), h('span', { class: 'visually-hidden' }, types.map(chartTypeName).join(', ')))),

@@ -1,11 +1,18 @@
 import { call, errorText, userPath } from '../api.js';
 import { confirmDialog, field, fmtDate, h, notice, render, setFieldError } from '../dom.js';
 
-/** API keys: create (label, expiry, tenant scope; shown once with Copy), list, revoke. */
-export function keysPage() {
+/**
+ * API keys: create (label, expiry, client; shown once with Copy), list, revoke. `me` (the session
+ * answer) decides the client field: a member's key must name one of their granted clients (the
+ * server refuses any other), an admin's may name any client of the registry or none.
+ */
+export function keysPage(me) {
+  const member = me?.role === 'member';
   const label = h('input', { type: 'text', name: 'label', required: true, maxlength: '200' });
   const expires = h('input', { type: 'date', name: 'expiresAt' });
-  const tenant = h('input', { type: 'text', name: 'clientId', list: 'tenant-list', autocomplete: 'off' });
+  const tenant = member
+    ? h('select', { name: 'clientId', required: true, 'aria-required': 'true' }, h('option', { value: '' }, '(choose a client)'), (me.clients ?? []).map((c) => h('option', { value: c }, c)))
+    : h('input', { type: 'text', name: 'clientId', list: 'tenant-list', autocomplete: 'off' });
   const tenants = h('datalist', { id: 'tenant-list' });
   const created = h('div', { id: 'new-key', 'aria-live': 'polite' });
   const listBox = h('div', { id: 'key-list' });
@@ -22,27 +29,38 @@ export function keysPage() {
       listBox.removeAttribute('aria-busy');
     }
   };
-  call('GET', `${userPath('/v1/bi/admin/clients/')}?limit=1000&status=ACTIVE`)
-    .then((r) => render(tenants, (r.body.data ?? []).map((c) => h('option', { value: c.clientId }, c.clientName))))
+  // Client names: the member's granted ones get theirs in the select, an admin's datalist every client.
+  call('GET', `${userPath('/v1/bi/admin/clients/')}?limit=1000`)
+    .then((r) => {
+      const clients = (r.body.data ?? []).filter((c) => c.status !== 'DELETED');
+      if (!member) return render(tenants, clients.map((c) => h('option', { value: c.clientId }, c.clientName)));
+      const names = new Map(clients.map((c) => [c.clientId, c.clientName]));
+      for (const o of tenant.querySelectorAll('option[value]:not([value=""])')) if (names.get(o.value)) o.textContent = `${names.get(o.value)} (${o.value})`;
+    })
     .catch(() => {});
 
+  const tenantField = member
+    ? field('Client', tenant, (me.clients ?? []).length ? 'Required: the key may only import for this client (one of those granted to you).' : 'No client is granted to you yet: ask an administrator for one before creating a key.')
+    : field('Client (optional)', tenant, 'A client ID of the registry: the key may only import for that client. Empty: every client.');
   const form = h('form', { class: 'panel', novalidate: true },
     h('h2', {}, 'Create a key'),
     h('div', { class: 'grid2' },
       field('Label', label),
       field('Expires on (optional)', expires, 'The key stops working at the end of this day (UTC).'),
-      field('Tenant scope (optional)', tenant, 'A client ID: the key may only import for that client.')),
-    tenants,
+      tenantField),
+    member ? null : tenants,
     h('div', { class: 'actions' }, submit));
+  tenant.addEventListener('change', () => tenant.value && setFieldError(tenant, null));
   label.addEventListener('input', () => label.value.trim() && setFieldError(label, null));
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
-    if (!label.value.trim()) {
-      setFieldError(label, 'Label is required.');
-      label.focus();
+    const problems = [[label, !label.value.trim() && 'Label is required.'], [tenant, member && !tenant.value && 'Client is required: choose one of your granted clients.']];
+    for (const [el, message] of problems) setFieldError(el, message || null);
+    const first = problems.find(([, m]) => m);
+    if (first) {
+      first[0].focus();
       return;
     }
-    setFieldError(label, null);
     submit.disabled = true;
     const body = { label: label.value.trim() };
     if (expires.value) body.expiresAt = `${expires.value}T23:59:59.999Z`;
@@ -54,7 +72,12 @@ export function keysPage() {
       await load();
       created.querySelector('input')?.focus();
     } catch (err) {
-      render(created, notice('bad', errorText(err)));
+      // A refusal naming the client (unknown, not granted) shows at the client field.
+      if (/client/i.test(errorText(err))) {
+        setFieldError(tenant, errorText(err));
+        tenant.focus();
+      }
+      render(created, notice('bad', h('strong', {}, 'Not created. '), errorText(err)));
     } finally {
       submit.disabled = false;
     }
@@ -93,7 +116,8 @@ function shownOnce(k) {
   return box;
 }
 
-function keyState(k) {
+/** A key's state as shown: active, revoked or expired. */
+export function keyState(k) {
   if (k.revoked) return 'revoked';
   if (k.expiresAt && new Date(k.expiresAt).getTime() <= Date.now()) return 'expired';
   return 'active';

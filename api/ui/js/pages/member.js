@@ -4,18 +4,25 @@ import { dataTable } from '../components/data-table.js';
 import { emptyState, loadInto } from '../components/async-view.js';
 import { scheduleText, when } from '../components/ops-format.js';
 import { statusBadge } from '../components/status-badge.js';
+import { dashboardPage } from './dashboard.js';
+import { dashboardsPage } from './dashboards.js';
 import { keysPage } from './keys.js';
 import { lastRunCell } from './pipelines.js';
 
 /** The member's own navigation (the top bar's settings links are for admins). */
 function memberTabs(current) {
   const tab = (href, key, label) => h('a', { href, class: 'tab', 'aria-current': current === key ? 'page' : undefined }, label);
-  return h('nav', { class: 'tabs', 'aria-label': 'Your pages' }, tab('#/home', 'home', 'Your clients'), tab('#/keys', 'keys', 'API keys'));
+  return h('nav', { class: 'tabs', 'aria-label': 'Your pages' }, tab('#/home', 'home', 'Your clients'), tab('#/dashboards', 'dashboards', 'Dashboards'), tab('#/keys', 'keys', 'API keys'));
 }
 
-/** The API keys page, with the member's tabs. */
-export function memberKeysPage() {
-  return h('div', {}, memberTabs('keys'), keysPage());
+/** The API keys page, with the member's tabs (the client field lists their granted clients). */
+export function memberKeysPage(me) {
+  return h('div', {}, memberTabs('keys'), keysPage(me));
+}
+
+/** The dashboards of the member's clients, or one of them, with the member's tabs. */
+export function memberDashboardsPage(facadeId, query) {
+  return h('div', {}, memberTabs('dashboards'), facadeId ? dashboardPage(facadeId, query) : dashboardsPage(query, { member: true }));
 }
 
 const readOnly = () => h('span', { class: 'tag', title: 'Members see their clients; changes are made by administrators' }, 'Read-only');
@@ -53,19 +60,26 @@ export function memberHomePage(me) {
 export function memberClientPage(clientId) {
   const box = h('div', { id: 'member-client' });
   loadInto(box, async () => {
-    const [client, pipelines] = await Promise.all([
+    const [client, pipelines, dashboards] = await Promise.all([
       call('GET', userPath(`/v1/bi/admin/clients/${encodeURIComponent(clientId)}/`)),
       call('GET', userPath('/v1/bi/admin/pipelines/')),
+      call('GET', `${userPath('/v1/bi/admin/dashboards/')}?clientId=${encodeURIComponent(clientId)}`).catch(() => ({ body: { dashboards: [] } })),
     ]);
     const c = client.body.client;
-    return { c, pipelines: pipelines.body.pipelines.filter((p) => p.owner === c.clientId) };
-  }, ({ c, pipelines }) => {
+    return { c, pipelines: pipelines.body.pipelines.filter((p) => p.owner === c.clientId), dashboards: (dashboards.body.dashboards ?? []).filter((d) => d.owner === c.clientId) };
+  }, ({ c, pipelines, dashboards }) => {
     const heading = document.getElementById('member-client-h');
     if (heading) heading.textContent = c.clientName || c.clientId;
+    const crumb = document.getElementById('member-client-crumb');
+    if (crumb) {
+      crumb.textContent = c.clientName || c.clientId;
+      crumb.classList.remove('mono');
+    }
     const facts = [
       ['Client ID', h('span', { class: 'mono' }, c.clientId)], ['Status', statusBadge(c.status === 'ACTIVE' ? 'active' : c.status === 'FAILED' ? 'failed' : 'off', c.status)],
       ['Description', c.description || '—'], ['Connection', h('span', { class: 'mono' }, c.dbId ?? '—')], ['Client model', h('span', { class: 'mono' }, c.modelId ?? '—')],
-      ['VDM', h('span', { class: 'mono' }, c.vdmId ?? '—')], ['Dashboards (facade)', h('span', { class: 'mono' }, c.facadeId ?? '—')],
+      ['VDM', h('span', { class: 'mono' }, c.vdmId ?? '—')],
+      ['Dashboards', dashboards.length ? h('ul', { class: 'plain', id: 'member-client-dashboards' }, dashboards.map((d) => h('li', {}, h('a', { href: `#/dashboards/${encodeURIComponent(d.facadeId)}` }, d.name)))) : '—'],
       ['Onboarded', `${fmtDate(c.onboardedDate)}${c.onboardedBy ? ` by ${c.onboardedBy}` : ''}`], ['Last change', fmtDate(c.lastModifiedDate)],
     ];
     return h('div', {},
@@ -89,7 +103,7 @@ export function memberClientPage(clientId) {
   }, { what: 'the client' });
   return h('section', { 'aria-labelledby': 'member-client-h' },
     memberTabs('home'),
-    h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: '#/home' }, 'Your clients'), ' / ', h('span', { class: 'mono' }, clientId.toUpperCase())),
+    h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: '#/home' }, 'Your clients'), ' / ', h('span', { class: 'mono', id: 'member-client-crumb', 'aria-current': 'page' }, clientId.toUpperCase())),
     h('div', { class: 'page-head' }, h('h1', { id: 'member-client-h' }, `Client ${clientId.toUpperCase()}`), readOnly()),
     box);
 }
