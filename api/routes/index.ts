@@ -9,6 +9,7 @@ import audit from './audit.ts';
 import connections from './connections.ts';
 import dashboards from './dashboards.ts';
 import health from './health.ts';
+import objects from './objects.ts';
 import observability from './observability.ts';
 import dashboardImport from './dashboard-import.ts';
 import onboard from './onboard.ts';
@@ -38,6 +39,7 @@ export const routes: ((app: FastifyInstance) => Promise<void>)[] = [
   pipelines,
   pipelineRuns,
   reconciler,
+  objects,
   clientSets,
   settings,
   connections,

@@ -475,6 +475,22 @@ function routeTable(): Record<string, RouteEntry> {
       auth: 'S',
       cases: none((c) => ({ method: 'GET', url: `/v1/bi/admin/audit/${c.userId}?limit=5` }), same(ok(200, (j) => expect(Array.isArray(j.entries)).toBe(true)))),
     },
+    // Round 3, objects (admin): desired vs applied with the field diff, history, rollback.
+    'GET /v1/reconciler/objects/:kind/:name': {
+      auth: 'S-admin',
+      cases: {
+        own: { req: () => ({ method: 'GET', url: '/v1/reconciler/objects/Pipeline/acme' }), expect: same(ok(200, (j) => expect(j.object).toMatchObject({ key: 'Pipeline/acme', inSync: true }))) },
+        unknown: { req: () => ({ method: 'GET', url: '/v1/reconciler/objects/Pipeline/nope' }), expect: same(err(404, 'Pipeline/nope not found')) },
+      },
+    },
+    'GET /v1/reconciler/objects/:kind/:name/history': {
+      auth: 'S-admin',
+      cases: none(() => ({ method: 'GET', url: '/v1/reconciler/objects/Client/GLOBEX/history' }), same(ok(200, (j) => expect(j.history).toMatchObject({ mode: 'directory' })))),
+    },
+    'POST /v1/reconciler/objects/:kind/:name/rollback': {
+      auth: 'S-admin',
+      cases: none(() => ({ method: 'POST', url: '/v1/reconciler/objects/Pipeline/nope/rollback', payload: { version: 1 } }), same(err(404, 'Pipeline/nope not found'))),
+    },
     'GET /v1/reconciler/workers': {
       auth: 'S-admin',
       cases: none(() => ({ method: 'GET', url: '/v1/reconciler/workers' }), same({ status: 200, check: (j) => expect(j).toEqual({ success: true, workers: [] }) })),
