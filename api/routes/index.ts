@@ -7,6 +7,7 @@ import clientSets from './clientsets.ts';
 import clientLifecycle from './client-lifecycle.ts';
 import audit from './audit.ts';
 import connections from './connections.ts';
+import connectionEdits from './connection-edits.ts';
 import dashboards from './dashboards.ts';
 import health from './health.ts';
 import objects from './objects.ts';
@@ -43,6 +44,7 @@ export const routes: ((app: FastifyInstance) => Promise<void>)[] = [
   clientSets,
   settings,
   connections,
+  connectionEdits,
   users,
   workers,
   openapi,

@@ -2214,6 +2214,42 @@ export type ApiRollbackAnswer = {
   phase: string;
   message?: string;
 };
+/**
+ * What uses a connection
+ */
+export type ApiConnectionUsers = {
+  clients: string[];
+  vdms: {
+    vdmId: string;
+    name: string;
+    clientId: string;
+  }[];
+  dashboards: {
+    facadeId: string;
+    name: string;
+    clientId: string | null;
+  }[];
+  pipelines: {
+    pipelineId: string;
+    name: string;
+  }[];
+};
+/**
+ * A delete refused while anything uses the connection: `error` names the users, `usedBy` lists them
+ */
+export type ApiConnectionInUse = {
+  success: false;
+  error: string;
+  usedBy: ApiConnectionUsers;
+};
+/**
+ * The connection's manifest was removed and the connection pruned (its stored secret too when no other connection shares it)
+ */
+export type ApiConnectionDeleted = {
+  success: true;
+  connectionId: string;
+  deleted: true;
+};
 export type PipelineApiSourceConfig = {
   endpoint?: string;
   method: string;

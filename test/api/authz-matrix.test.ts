@@ -402,6 +402,26 @@ function routeTable(): Record<string, RouteEntry> {
       auth: 'S-admin',
       cases: none((c) => ({ method: 'POST', url: `/v1/bi/admin/connections/${c.userId}`, payload: { vendor: 'SNOWFLAKE' } }), same({ status: 400, check: (j) => expect(j.success).toBe(false) })),
     },
+    'PATCH /v1/bi/admin/connections/:connectionId/:userId': {
+      auth: 'S-admin',
+      cases: {
+        onboarding: {
+          req: (c) => ({ method: 'PATCH', url: `/v1/bi/admin/connections/${ACME_DB}/${c.userId}`, payload: { name: 'Renamed' } }),
+          expect: same(err(409, `Connection ${ACME_DB} is defined by Client/ACME: change it there`)),
+        },
+        unknown: { req: (c) => ({ method: 'PATCH', url: `/v1/bi/admin/connections/${UNKNOWN_DB}/${c.userId}`, payload: { name: 'x' } }), expect: same(err(404, `Connection ${UNKNOWN_DB} not found`)) },
+      },
+    },
+    'DELETE /v1/bi/admin/connections/:connectionId/:userId': {
+      auth: 'S-admin',
+      cases: {
+        inUse: {
+          req: (c) => ({ method: 'DELETE', url: `/v1/bi/admin/connections/${ACME_DB}/${c.userId}` }),
+          expect: same({ status: 409, check: (j) => expect(j).toMatchObject({ success: false, usedBy: { clients: ['ACME'] } }) }),
+        },
+        unknown: { req: (c) => ({ method: 'DELETE', url: `/v1/bi/admin/connections/${UNKNOWN_DB}/${c.userId}` }), expect: same(err(404, `Connection ${UNKNOWN_DB} not found`)) },
+      },
+    },
     'GET /v1/bi/admin/clients/:clientId/audit/:userId': {
       auth: 'S-admin',
       cases: {
