@@ -17,7 +17,9 @@ import onboard from './onboard.ts';
 import openapi from './openapi.ts';
 import pipelineRuns from './pipeline-runs.ts';
 import pipelines from './pipelines.ts';
+import pipelineSchedule from './pipeline-schedule.ts';
 import reconciler from './reconciler.ts';
+import runExports from './run-exports.ts';
 import settings from './settings.ts';
 import ui from './ui.ts';
 import users from './users.ts';
@@ -38,7 +40,9 @@ export const routes: ((app: FastifyInstance) => Promise<void>)[] = [
   dashboardImport,
   dashboards,
   pipelines,
+  pipelineSchedule,
   pipelineRuns,
+  runExports,
   reconciler,
   objects,
   clientSets,

@@ -100,9 +100,21 @@ export const runParams = { type: 'object', required: ['runId'], properties: { ru
 export const runsQuery = { type: 'object', properties: { status: { type: 'string', enum: RUN_STATUS_VALUES }, limit: limitQuery(LIMITS.runs) } } as const;
 export const rejectsQuery = {
   type: 'object',
-  properties: { limit: limitQuery(LIMITS.rejects), offset: { type: 'integer', minimum: 0, maximum: 1000, default: 0, description: 'rejected rows to skip (paging)' } },
+  properties: {
+    limit: limitQuery(LIMITS.rejects),
+    offset: { type: 'integer', minimum: 0, maximum: 1000, default: 0, description: 'rejected rows to skip (paging)' },
+    step: { type: 'string', maxLength: 200, description: 'only the rows rejected by this step (its name)' },
+    reason: { type: 'string', maxLength: 200, description: 'only the rows with a reason containing this text (case-insensitive)' },
+  },
 } as const;
-export const logsQuery = { type: 'object', properties: { limit: limitQuery(LIMITS.logs) } } as const;
+export const logsQuery = {
+  type: 'object',
+  properties: {
+    limit: limitQuery(LIMITS.logs),
+    level: { type: 'string', enum: ['info', 'warn', 'error'], description: 'only the lines of this level' },
+    step: { type: 'string', maxLength: 200, description: 'only the lines of this step (its name)' },
+  },
+} as const;
 
 /** Route schemas, by operation (params, querystring, responses). */
 export const pipelineRunSchemas = {

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { NotFoundError, ValidationError } from '../../controller/errors.ts';
 import { pipelineVisibleTo, runVisibleTo } from '../../controller/runs/access.ts';
-import { MAX_REJECTS_KEPT, RunStore, type RunView } from '../../controller/runs/store.ts';
+import { MAX_REJECTS_KEPT, RunStore, type LogFilter, type RejectFilter, type RunView } from '../../controller/runs/store.ts';
 import type { RunStatus } from '../../controller/runs/types.ts';
 import { requireApiKey, requireSession } from '../auth/guards.ts';
 import { principalOf } from '../auth/principal.ts';
@@ -25,6 +25,27 @@ export function parseLimit(raw: unknown, bounds: { default: number; max: number 
 export function parseOffset(raw: unknown, max: number): number {
   return queryInt(raw, 'offset', 0, max, 0);
 }
+
+/** An optional text filter of at most 200 characters; 400 naming the field otherwise. */
+function queryText(raw: unknown, field: string): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (typeof raw !== 'string' || raw.length > 200) throw new ValidationError([{ path: field, message: 'must be a text of at most 200 characters' }]);
+  return raw;
+}
+
+/** `?step=&reason=` of the rejected rows. */
+export function rejectFilter(q: Record<string, unknown>): RejectFilter {
+  return { step: queryText(q.step, 'step'), reason: queryText(q.reason, 'reason') };
+}
+
+/** `?level=&step=` of the log lines. */
+export function logFilter(q: Record<string, unknown>): LogFilter {
+  const level = queryText(q.level, 'level');
+  if (level !== undefined && !LOG_LEVELS.includes(level)) throw new ValidationError([{ path: 'level', message: `must be one of ${LOG_LEVELS.join(', ')}` }]);
+  return { level, step: queryText(q.step, 'step') };
+}
+
+const LOG_LEVELS = ['info', 'warn', 'error'];
 
 export function parseRunStatus(raw: unknown): RunStatus | undefined {
   if (raw === undefined || raw === '') return undefined;
@@ -82,12 +103,12 @@ export default async function pipelineRunRoutes(app: FastifyInstance): Promise<v
       const run = visibleRun(req);
       const limit = parseLimit(query(req).limit, LIMITS.rejects);
       const offset = parseOffset(query(req).offset, MAX_REJECTS_KEPT);
-      return reply.status(200).send({ success: true, rejects: rt.runs.store.rejects(run.runId, limit, offset) });
+      return reply.status(200).send({ success: true, rejects: rt.runs.store.rejects(run.runId, limit, offset, rejectFilter(query(req))) });
     },
     logs: async (req: FastifyRequest, reply: FastifyReply) => {
       const run = visibleRun(req);
       const limit = parseLimit(query(req).limit, LIMITS.logs);
-      return reply.status(200).send({ success: true, logs: rt.runs.store.logs(run.runId, limit) });
+      return reply.status(200).send({ success: true, logs: rt.runs.store.logs(run.runId, limit, logFilter(query(req))) });
     },
   };
 

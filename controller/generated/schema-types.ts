@@ -2250,6 +2250,19 @@ export type ApiConnectionDeleted = {
   connectionId: string;
   deleted: true;
 };
+/**
+ * Fields of a pipeline's `spec.schedule` to change; null removes one. Pause: `{isEnabled: false}`; resume: `{isEnabled: true}`
+ */
+export type ApiScheduleUpdate = {
+  /**
+   * false pauses the schedule (manual runs still start)
+   */
+  isEnabled?: boolean | null;
+  frequency?: 'once' | 'hourly' | 'daily' | 'weekly' | 'monthly' | 'cron' | null;
+  cronExpression?: string | null;
+  startDate?: string | null;
+  startTime?: string | null;
+};
 export type PipelineApiSourceConfig = {
   endpoint?: string;
   method: string;

@@ -511,6 +511,27 @@ function routeTable(): Record<string, RouteEntry> {
       auth: 'S-admin',
       cases: none(() => ({ method: 'POST', url: '/v1/reconciler/objects/Pipeline/nope/rollback', payload: { version: 1 } }), same(err(404, 'Pipeline/nope not found'))),
     },
+    'GET /v1/sdk/pipeline-runs/:runId/export/:what/:userId': {
+      auth: 'S',
+      cases: {
+        own: { req: (c) => ({ method: 'GET', url: `/v1/sdk/pipeline-runs/${newestRun(ids.acmePipeline)}/export/rejects/${c.userId}?format=ndjson` }), expect: same({ status: 200 }) },
+        other: {
+          req: (c) => ({ method: 'GET', url: `/v1/sdk/pipeline-runs/${newestRun(ids.globexPipeline)}/export/logs/${c.userId}` }),
+          expect: (p) => (CONFINED.has(p) ? err(404, `Run ${newestRun(ids.globexPipeline)} not found`) : { status: 200 }),
+        },
+        unknown: { req: (c) => ({ method: 'GET', url: `/v1/sdk/pipeline-runs/RUN-1/export/logs/${c.userId}` }), expect: same(err(404, 'Run RUN-1 not found')) },
+      },
+    },
+    'PATCH /v1/bi/admin/pipelines/:pipelineId/schedule/:userId': {
+      auth: 'S-admin',
+      cases: {
+        own: {
+          req: (c) => ({ method: 'PATCH', url: `/v1/bi/admin/pipelines/${ids.acmePipeline}/schedule/${c.userId}`, payload: { isEnabled: false } }),
+          expect: same(ok(200, (j) => expect((j.data as { schedule: unknown }).schedule).toMatchObject({ isEnabled: false }))),
+        },
+        unknown: { req: (c) => ({ method: 'PATCH', url: `/v1/bi/admin/pipelines/DP-1/schedule/${c.userId}`, payload: { isEnabled: false } }), expect: same(err(404, 'Pipeline DP-1 not found')) },
+      },
+    },
     'GET /v1/reconciler/workers': {
       auth: 'S-admin',
       cases: none(() => ({ method: 'GET', url: '/v1/reconciler/workers' }), same({ status: 200, check: (j) => expect(j).toEqual({ success: true, workers: [] }) })),
