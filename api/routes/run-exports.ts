@@ -30,7 +30,8 @@ export default async function runExportRoutes(app: FastifyInstance): Promise<voi
 
   app.get<{ Params: { runId: string; what: string }; Querystring: Record<string, unknown> }>(
     '/v1/sdk/pipeline-runs/:runId/export/:what/:userId',
-    { preHandler: requireSession(app), schema: runExportSchemas.export },
+    // The CSRF token may come as `?ctn=`: a download link sends no header (read-only, like the event stream).
+    { preHandler: requireSession(app, { csrfFromQuery: true }), schema: runExportSchemas.export },
     async (req, reply) => {
       const { runId, what } = req.params;
       const q = req.query ?? {};

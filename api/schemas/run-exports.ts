@@ -14,6 +14,7 @@ export const runExportSchemas = {
       type: 'object',
       properties: {
         format: { enum: ['csv', 'ndjson'], default: 'csv' },
+        ctn: { type: 'string', description: 'the CSRF token, when header CTN cannot be sent (a download link)' },
         step: { type: 'string' },
         reason: { type: 'string' },
         level: { enum: ['info', 'warn', 'error'] },

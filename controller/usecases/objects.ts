@@ -10,7 +10,8 @@ import type { AppliedVersion } from '../reconciler/applied.ts';
 import type { StatusRecord } from '../reconciler/status.ts';
 import type { ReconcileResult } from '../reconciler/types.ts';
 import type { Runtime } from '../runtime.ts';
-import { ACTOR_ANNOTATION, type Manifest } from '../types.ts';
+import type { Manifest } from '../types.ts';
+import { withoutActor } from './manifest-file.ts';
 
 /** The kinds an object view answers for (every kind a manifest may have). */
 export const OBJECT_KINDS = ['Client', 'Dashboard', 'Pipeline', 'Connection', 'CoreModel', 'Notifier', 'ClientSet'] as const;
@@ -33,15 +34,6 @@ export function redactManifest<T>(value: T): T {
     return out as T;
   }
   return value;
-}
-
-/** The caller's mark the API writes into a manifest: not part of what an object is. */
-function withoutActor(m: Manifest): Manifest {
-  const annotations = { ...m.metadata.annotations };
-  delete annotations[ACTOR_ANNOTATION];
-  const metadata = { ...m.metadata, ...(Object.keys(annotations).length ? { annotations } : {}) };
-  if (!Object.keys(annotations).length) delete (metadata as { annotations?: unknown }).annotations;
-  return { ...m, metadata };
 }
 
 export type ObjectSource = 'file' | 'git' | 'generated';
