@@ -44,4 +44,14 @@ export default async function objectRoutes(app: FastifyInstance): Promise<void> 
     if (result.phase !== 'Synced') throw new ConflictError(`rolling ${result.key} back to ${to} did not apply (${result.phase}): ${result.message}`);
     return { success: true, key: result.key, to, phase: result.phase };
   });
+
+  app.post('/v1/reconciler/rollback', { preHandler: admin, schema: objectSchemas.revert }, async (req) => {
+    const body = req.body;
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ValidationError([{ path: '', message: 'Request body must be a JSON object' }]);
+    const { revision, message } = body as Record<string, unknown>;
+    if (typeof revision !== 'string' || !/^[0-9a-fA-F]{7,40}$/.test(revision)) throw new ValidationError([{ path: 'revision', message: 'must be a commit SHA (7 to 40 hex digits)' }]);
+    if (message !== undefined && (typeof message !== 'string' || message.length > 500)) throw new ValidationError([{ path: 'message', message: 'must be a text of at most 500 characters' }]);
+    const r = await objects.revertCommit(revision, principalOf(req), message as string | undefined);
+    return { success: true, revision, revert: r.revert, branch: r.branch, applied: r.report.applied, failed: r.report.failed, pruned: r.report.pruned };
+  });
 }

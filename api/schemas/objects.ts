@@ -40,4 +40,18 @@ export const objectSchemas = {
       409: answer('ErrorBody', 'A generated object, a JSON file, or a version that does not apply (`phase` and the reason in `error`)'),
     },
   }),
+  revert: route({
+    method: 'POST',
+    operationId: 'revertCommit',
+    summary: 'bictl rollback over the API: revert a commit of the manifests repository with a new commit by the caller, push and apply it (git mode)',
+    description: 'History is never rewritten. `revert` is null when the revision changes nothing on the branch any more. Audited as `rollback`.',
+    tags: ['reconciler'],
+    auth: 'admin',
+    body: apiBody('RevertRequest'),
+    response: {
+      200: answer('RevertAnswer', 'Reverted (or nothing to revert) and applied'),
+      404: answer('ErrorBody', 'No such revision'),
+      409: answer('ErrorBody', 'Directory mode: reverting a commit needs git mode'),
+    },
+  }),
 };

@@ -2263,6 +2263,28 @@ export type ApiScheduleUpdate = {
   startDate?: string | null;
   startTime?: string | null;
 };
+/**
+ * The commit to revert (`bictl rollback <revision>`)
+ */
+export type ApiRevertRequest = {
+  revision: string;
+  /**
+   * commit message (default: rollback: revert <revision>)
+   */
+  message?: string;
+};
+/**
+ * The revert commit (null: the revision changes nothing any more) and what its sync applied
+ */
+export type ApiRevertAnswer = {
+  success: true;
+  revision: string;
+  revert: string | null;
+  branch: string;
+  applied: string[];
+  failed: string[];
+  pruned: string[];
+};
 export type PipelineApiSourceConfig = {
   endpoint?: string;
   method: string;

@@ -10,6 +10,8 @@ import type { AppliedVersion } from '../reconciler/applied.ts';
 import type { StatusRecord } from '../reconciler/status.ts';
 import type { ReconcileResult } from '../reconciler/types.ts';
 import type { Runtime } from '../runtime.ts';
+import { userIdentity } from '../git/identity.ts';
+import type { SyncReport } from '../reconciler/types.ts';
 import type { Manifest } from '../types.ts';
 import { withoutActor } from './manifest-file.ts';
 
@@ -226,5 +228,19 @@ export class ObjectHistory {
       rt.clock,
     );
     return { result, to };
+  }
+
+  /**
+   * `bictl rollback <revision>` over the API: a commit reverting `revision` on the branch, authored
+   * by the caller, pushed and applied (history is never rewritten). Git mode only; audited.
+   */
+  async revertCommit(revision: string, caller: Principal, message?: string): Promise<{ revert: string | null; report: SyncReport; branch: string }> {
+    const rt = this.#rt;
+    const git = rt.config.git;
+    if (!git || !rt.gitSource) throw new ConflictError('Reverting a commit needs git mode (set BI_GIT_URL); in directory mode roll an object back to an applied version');
+    const source = rt.gitSource;
+    const r = await rt.track(() => source.rollback(revision, userIdentity({ userId: caller.userId, username: caller.username }), message));
+    appendAudit(rt.db, { actor: caller.keyId ? { type: 'key', id: caller.keyId } : { type: 'user', id: caller.userId, revision: r.revert ?? revision }, action: 'rollback', result: 'ok' }, rt.clock);
+    return { ...r, branch: git.branch };
   }
 }

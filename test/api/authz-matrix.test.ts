@@ -507,6 +507,10 @@ function routeTable(): Record<string, RouteEntry> {
       auth: 'S-admin',
       cases: none(() => ({ method: 'GET', url: '/v1/reconciler/objects/Client/GLOBEX/history' }), same(ok(200, (j) => expect(j.history).toMatchObject({ mode: 'directory' })))),
     },
+    'POST /v1/reconciler/rollback': {
+      auth: 'S-admin',
+      cases: none(() => ({ method: 'POST', url: '/v1/reconciler/rollback', payload: { revision: 'abcdef1' } }), same(err(409, 'Reverting a commit needs git mode (set BI_GIT_URL); in directory mode roll an object back to an applied version'))),
+    },
     'POST /v1/reconciler/objects/:kind/:name/rollback': {
       auth: 'S-admin',
       cases: none(() => ({ method: 'POST', url: '/v1/reconciler/objects/Pipeline/nope/rollback', payload: { version: 1 } }), same(err(404, 'Pipeline/nope not found'))),

@@ -265,6 +265,7 @@ describe('console: objects, connections and pipelines in a real browser', () => 
     await page.fill('#rejects-reason', 'no such reason');
     await page.waitForSelector('#rejects >> text=No rejected row matches');
     await page.fill('#rejects-reason', '');
+    await page.selectOption('#rejects-step', '');
     await page.waitForSelector('#rejects-info:text("of 1,000 kept")');
     const [csv] = await Promise.all([page.waitForEvent('download'), page.click('#rejects-csv')]);
     const text = readFileSync(await csv.path(), 'utf8');

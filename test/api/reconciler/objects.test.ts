@@ -120,6 +120,12 @@ describe('objects API (directory mode)', () => {
     const rev = await post({ revision: 'abcdef1' });
     expect(rev.statusCode).toBe(400);
     expect(rev.json().error).toMatch(/^revision needs git mode/);
+    // Reverting a whole commit (bictl rollback) needs git mode too.
+    const revert = await t.app.inject({ method: 'POST', url: '/v1/reconciler/rollback', headers: admin, payload: { revision: 'abcdef1' } });
+    expect(revert.statusCode).toBe(409);
+    expect(revert.json().error).toMatch(/^Reverting a commit needs git mode/);
+    const badRev = await t.app.inject({ method: 'POST', url: '/v1/reconciler/rollback', headers: admin, payload: { revision: 'HEAD~1' } });
+    expect(badRev.json().error).toBe('revision must be a commit SHA (7 to 40 hex digits)');
   });
 
   it('a ClientSet-generated object: desired from its generator, no rollback (change the set)', async () => {
@@ -170,5 +176,19 @@ describe('objects API (git mode)', () => {
     expect((g.rt.db.prepare("SELECT name FROM connections WHERE manifest_key = 'Connection/wh'").get() as { name: string }).name).toBe('Warehouse');
     const unknown = await t.app.inject({ method: 'POST', url: '/v1/reconciler/objects/Connection/wh/rollback', headers: admin, payload: { revision: '0000000' } });
     expect(unknown.statusCode).toBe(404);
+
+    // bictl rollback over the API: reverting the rename changes nothing now (the rollback undid it) …
+    const nothing = await t.app.inject({ method: 'POST', url: '/v1/reconciler/rollback', headers: admin, payload: { revision: second } });
+    expect(nothing.json()).toMatchObject({ success: true, revision: second, revert: null });
+    // … reverting the rollback commit is a new commit by the caller, applied.
+    const rollbackCommit = top.split('|')[0];
+    const reverted = await t.app.inject({ method: 'POST', url: '/v1/reconciler/rollback', headers: admin, payload: { revision: rollbackCommit } });
+    expect(reverted.statusCode).toBe(200);
+    expect(reverted.json()).toMatchObject({ success: true, revision: rollbackCommit, branch: 'main', failed: [], applied: ['Connection/wh'] });
+    expect((g.rt.db.prepare("SELECT name FROM connections WHERE manifest_key = 'Connection/wh'").get() as { name: string }).name).toBe('Warehouse renamed');
+    expect(reverted.json().revert).toMatch(/^[0-9a-f]{40}$/);
+    expect(remote.log()[0]).toMatch(new RegExp(`^${reverted.json().revert}\\|gina <`));
+    const audit = g.rt.db.prepare("SELECT actor_type, object_kind FROM audit_log WHERE action = 'rollback' ORDER BY seq").all();
+    expect(audit).toEqual([{ actor_type: 'user', object_kind: 'Connection' }, { actor_type: 'user', object_kind: null }, { actor_type: 'user', object_kind: null }]);
   });
 });
