@@ -1,12 +1,13 @@
 import { ConflictError, formatProblem } from '../errors.ts';
-import { parseManifest } from '../manifest/loader.ts';
+import { parseManifest, readDocument } from '../manifest/loader.ts';
 import type { Runtime } from '../runtime.ts';
 import { ACTOR_ANNOTATION, type Manifest } from '../types.ts';
 
 /**
- * The YAML file that defines `key` and its manifest as parsed and validated: what an edit from the
- * console rewrites. 409 (naming `what`) for a generated object, a file that is gone or does not
- * parse, or a JSON file (the API writes YAML).
+ * The YAML file that defines `key` and its manifest as written (checked valid, but without the
+ * defaults validation fills in, so an edit of one field leaves the rest as it was): what an edit
+ * from the console rewrites. 409 (naming `what`) for a generated object, a file that is gone or
+ * does not parse, or a JSON file (the API writes YAML).
  */
 export function definingFile(rt: Runtime, key: string, what: string): { path: string; manifest: Manifest } {
   const status = rt.reconciler.status.get(key);
@@ -17,7 +18,8 @@ export function definingFile(rt: Runtime, key: string, what: string): { path: st
   if (!/\.ya?ml$/i.test(path)) throw new ConflictError(`${what} is defined in ${path}: the console writes YAML, edit that file by hand`);
   const parsed = parseManifest(path, file.bytes, rt.schemas);
   if (!parsed.ok) throw new ConflictError(`${what}: ${path} is not valid: ${parsed.problems.map(formatProblem).join('; ')}`);
-  return { path, manifest: parsed.manifest };
+  const written = readDocument(path, file.bytes.toString('utf8'));
+  return { path, manifest: 'value' in written ? (written.value as Manifest) : parsed.manifest };
 }
 
 /** A manifest without the caller's mark the API writes into it (the submitter adds the new caller's). */

@@ -5,7 +5,7 @@ import { readAudit } from '../audit/log.ts';
 import type { Principal } from '../auth/principal.ts';
 import { ConflictError, formatProblem, NotFoundError, ValidationError } from '../errors.ts';
 import { diffFields, type FieldChange } from '../kinds/clientset/preview.ts';
-import { manifestKey, parseManifest } from '../manifest/loader.ts';
+import { manifestKey, parseManifest, readDocument } from '../manifest/loader.ts';
 import type { AppliedVersion } from '../reconciler/applied.ts';
 import type { StatusRecord } from '../reconciler/status.ts';
 import type { ReconcileResult } from '../reconciler/types.ts';
@@ -209,7 +209,9 @@ export class ObjectHistory {
       const parsed = parseManifest(row.path, text, rt.schemas);
       if (!parsed.ok) throw new ConflictError(`${row.path} at ${req.revision} is not a valid manifest: ${parsed.problems.map(formatProblem).join('; ')}`);
       if (parsed.key !== row.key) throw new ConflictError(`${row.path} at ${req.revision} defines ${parsed.key}, not ${row.key}`);
-      manifest = parsed.manifest;
+      // The file as it was written at that revision (defaults are filled in again when it is applied).
+      const written = readDocument(row.path, text);
+      manifest = 'value' in written ? (written.value as Manifest) : parsed.manifest;
       to = req.revision;
     } else if (req.version !== undefined) {
       const v = rt.applied.get(row.key, req.version);

@@ -27,7 +27,7 @@ async function importPipeline(payload: Record<string, unknown> = minimalPayload(
 }
 const schedule = (pipelineId: string, payload: unknown, who = admin) =>
   t.app.inject({ method: 'PATCH', url: `/v1/bi/admin/pipelines/${pipelineId}/schedule/${who.userId}`, headers: who.headers, payload: payload as object });
-const specOf = (path: string) => (parse(readFileSync(join(t.manifests, path), 'utf8')) as { spec: { schedule?: Record<string, unknown> } }).spec;
+const specOf = (path: string) => (parse(readFileSync(join(t.manifests, path), 'utf8')) as { spec: Record<string, unknown> & { schedule?: Record<string, unknown> } }).spec;
 
 describe('pipeline schedule from the console', () => {
   it('PATCH …/schedule sets a cron schedule (nextRunAt), pauses it (no nextRunAt, manual runs still start) and resumes it', async () => {
@@ -37,6 +37,8 @@ describe('pipeline schedule from the console', () => {
     expect(set.json().data).toMatchObject({ pipelineId, schedule: { isEnabled: true, frequency: 'cron', cronExpression: '0 6 * * *' } });
     expect(set.json().data.nextRunAt).toMatch(/T06:00:00/);
     expect(specOf(path).schedule).toEqual({ isEnabled: true, frequency: 'cron', cronExpression: '0 6 * * *' });
+    // The rest of the file stays as written: no defaults filled in.
+    expect(specOf(path)).toEqual({ ...minimalPayload('Orders'), schedule: { isEnabled: true, frequency: 'cron', cronExpression: '0 6 * * *' } });
 
     const paused = await schedule(pipelineId, { isEnabled: false });
     expect(paused.json().data).toMatchObject({ schedule: { isEnabled: false, cronExpression: '0 6 * * *' }, nextRunAt: null });
