@@ -257,9 +257,11 @@ export async function wizardPage() {
     paintVendor();
     const test = h('button', { type: 'button', class: 'secondary', id: 'test-connection' }, 'Test Connection');
     test.addEventListener('click', async () => {
+      // Busy, not disabled: a disabled button loses keyboard focus (it would fall to the page).
+      if (test.getAttribute('aria-disabled') === 'true') return;
       collect();
       const key = testKey();
-      test.disabled = true;
+      test.setAttribute('aria-disabled', 'true');
       render(testOut, notice('info', 'Connecting…'));
       testOut.dataset.connected = 'testing';
       try {
@@ -268,7 +270,7 @@ export async function wizardPage() {
       } catch (err) {
         s.tested = { key, result: { connected: false, message: errorText(err), durationMs: 0 } };
       } finally {
-        test.disabled = false;
+        test.removeAttribute('aria-disabled');
       }
       paintTest();
       // Shown problems are checked again: a successful test clears the one about it.
