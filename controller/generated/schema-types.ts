@@ -2191,7 +2191,10 @@ export type ApiObjectHistory = {
       appliedAt: string;
       revision?: string | null;
       actor?: string | null;
-      specHash: string;
+      /**
+       * the SHA-256 of the applied spec (the audit log's before/after digests)
+       */
+      digest: string;
       current: boolean;
     }[];
     audit: ApiAuditEntry[];

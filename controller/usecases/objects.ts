@@ -71,7 +71,7 @@ export interface HistoryView {
   /** git mode: the commits that touched the object's file. */
   revisions: { revision: string; author: string; at: string; subject: string; applied: boolean }[];
   /** Versions the reconciler applied and keeps (the last 10), newest first. */
-  versions: { version: number; appliedAt: string; revision: string | null; actor: string | null; specHash: string; current: boolean }[];
+  versions: { version: number; appliedAt: string; revision: string | null; actor: string | null; digest: string; current: boolean }[];
   /** The audit log's entries about the object, newest first. */
   audit: AuditEntry[];
 }
@@ -161,7 +161,7 @@ export class ObjectHistory {
     const audit = readAudit(rt.db, { clients: 'all', object: { kind: row.kind, id: row.name }, limit: AUDIT_HISTORY_LIMIT, order: 'desc' }).entries;
     const base = {
       key: row.key,
-      versions: versions.map((v, i) => ({ version: v.version, appliedAt: v.appliedAt, revision: v.revision, actor: v.actor, specHash: v.specHash, current: i === 0 && row.phase !== 'Pruned' })),
+      versions: versions.map((v, i) => ({ version: v.version, appliedAt: v.appliedAt, revision: v.revision, actor: v.actor, digest: v.specHash, current: i === 0 && row.phase !== 'Pruned' })),
       audit,
     };
     if (row.generatedBy) {
@@ -174,7 +174,7 @@ export class ObjectHistory {
         ...base,
         mode: 'git',
         revisions: log.map((c) => ({ revision: c.sha, author: c.author, at: c.at, subject: c.subject, applied: c.sha === row.lastAppliedRevision })),
-        rollback: { possible: log.length > 0, reason: log.length > 0 ? 'a revision of the file is committed again by you' : 'no commit touched its file' },
+        rollback: { possible: log.length > 0, reason: log.length > 0 ? 'A revision of the file is committed again, by you' : 'No commit touched its file' },
       };
     }
     const possible = versions.length > 0 && row.path !== null;
@@ -185,8 +185,8 @@ export class ObjectHistory {
       rollback: {
         possible,
         reason: possible
-          ? `one of the last ${versions.length} applied versions the store keeps is written back to ${row.path}; older history needs git mode (BI_GIT_URL)`
-          : 'no applied version is kept for it: rollback needs git mode (BI_GIT_URL) or a version applied since this controller keeps them',
+          ? `One of the last ${versions.length} applied versions the store keeps is written back to ${row.path}; older history needs git mode (BI_GIT_URL)`
+          : 'No applied version is kept for it: rollback needs git mode (BI_GIT_URL) or a version applied since this controller keeps them',
       },
     };
   }

@@ -106,7 +106,7 @@ function historyView(o, history, flash, reload) {
                 h('span', {}, `v${v.version}`, v.current ? [' ', badge('current')] : null),
                 h('span', { title: fmtDate(v.appliedAt) }, when(v.appliedAt)),
                 h('span', { class: 'wrap' }, v.actor ?? '—'),
-                h('span', { class: 'mono small' }, v.specHash.slice(0, 12)),
+                h('span', { class: 'mono small' }, v.digest.slice(0, 12)),
                 !v.current && possible ? h('button', { type: 'button', class: 'secondary', 'aria-label': `Roll back to version ${v.version}`, onclick: () => void rollback({ version: v.version }, `Version ${v.version}`) }, 'Roll back to this') : null,
               ],
             })),
