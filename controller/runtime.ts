@@ -13,6 +13,7 @@ import { silentLogger, type Logger } from './log.ts';
 import { SchemaRegistry } from './manifest/validator.ts';
 import { KeyedMutex } from './mutex.ts';
 import { Reconciler } from './reconciler/reconciler.ts';
+import { AppliedStore } from './reconciler/applied.ts';
 import type { PlanEntry, SyncReport } from './reconciler/types.ts';
 import { WriterLock } from './git/lock.ts';
 import { gitMessage, GitRepo, isNonFastForward } from './git/repo.ts';
@@ -91,6 +92,8 @@ export class Runtime {
   readonly db: Store;
   readonly schemas: SchemaRegistry;
   readonly reconciler: Reconciler;
+  /** Every manifest as the reconciler applied it (the last versions per key): applied state, diffs, directory-mode history. */
+  readonly applied: AppliedStore;
   /** Kind ClientSet: renders sets into generated objects and keeps their rollouts. */
   readonly clientSets: ClientSetGenerator;
   readonly source: ManifestSource;
@@ -135,6 +138,7 @@ export class Runtime {
     this.#maintenance = opts.maintenanceScheduler ?? realScheduler;
     this.db = openStore(opts.config.dbPath);
     this.schemas = opts.schemas ?? new SchemaRegistry(undefined, { strict: opts.config.strictManifests });
+    this.applied = new AppliedStore(this.db);
     this.clientSets = new ClientSetGenerator({ db: this.db, schemas: this.schemas, clock: this.clock });
     this.authz = new Authorizer({ db: this.db });
     this.search = new RegistrySearch({ db: this.db });
@@ -169,7 +173,10 @@ export class Runtime {
       scheduler: opts.scheduler,
       random: opts.random,
       pruneWindowMs: opts.pruneWindowMs,
-      observeRecord: auditRecorded(this.db, this.clock),
+      observeRecord: ((audit) => (result, facts, previous) => {
+        audit(result, facts, previous);
+        this.applied.observe(result, facts, this.clock());
+      })(auditRecorded(this.db, this.clock)),
     });
     source.connect(this.reconciler);
     this.submitter = new ManifestSubmitter({ writer: this.writer, reconciler: this.reconciler, track: (fn) => this.track(fn) });

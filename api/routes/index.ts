@@ -7,15 +7,19 @@ import clientSets from './clientsets.ts';
 import clientLifecycle from './client-lifecycle.ts';
 import audit from './audit.ts';
 import connections from './connections.ts';
+import connectionEdits from './connection-edits.ts';
 import dashboards from './dashboards.ts';
 import health from './health.ts';
+import objects from './objects.ts';
 import observability from './observability.ts';
 import dashboardImport from './dashboard-import.ts';
 import onboard from './onboard.ts';
 import openapi from './openapi.ts';
 import pipelineRuns from './pipeline-runs.ts';
 import pipelines from './pipelines.ts';
+import pipelineSchedule from './pipeline-schedule.ts';
 import reconciler from './reconciler.ts';
+import runExports from './run-exports.ts';
 import settings from './settings.ts';
 import ui from './ui.ts';
 import users from './users.ts';
@@ -36,11 +40,15 @@ export const routes: ((app: FastifyInstance) => Promise<void>)[] = [
   dashboardImport,
   dashboards,
   pipelines,
+  pipelineSchedule,
   pipelineRuns,
+  runExports,
   reconciler,
+  objects,
   clientSets,
   settings,
   connections,
+  connectionEdits,
   users,
   workers,
   openapi,

@@ -1,10 +1,20 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { NotFoundError } from '../../controller/errors.ts';
 import { pipelineVisibleTo, runVisibleTo } from '../../controller/runs/access.ts';
-import { RunStore, type RunView } from '../../controller/runs/store.ts';
+import { RunStore, type LogFilter, type RejectFilter, type RunView } from '../../controller/runs/store.ts';
 import type { RunStatus } from '../../controller/runs/types.ts';
 import { principalOf } from '../auth/principal.ts';
 import { pipelineRunRouteSchemas } from '../schemas/pipeline-runs.ts';
+
+/** `?step=&reason=` of the rejected rows (checked at the edge by the route's schema). */
+export function rejectFilter(q: { step?: string; reason?: string }): RejectFilter {
+  return { step: q.step, reason: q.reason };
+}
+
+/** `?level=&step=` of the log lines (checked at the edge by the route's schema). */
+export function logFilter(q: { level?: string; step?: string }): LogFilter {
+  return { level: q.level, step: q.step };
+}
 
 /**
  * Pipeline runs (docs/contract/design.md, "Pipeline runs"): start, read, list, cancel, rejects — API key (A) and,
@@ -32,7 +42,7 @@ export default async function pipelineRunRoutes(app: FastifyInstance): Promise<v
   }
 
   // The query as its schema checked it, defaults filled in (api/schemas/pipeline-runs.ts).
-  const query = (req: FastifyRequest) => req.query as { status?: RunStatus; limit: number; offset: number };
+  const query = (req: FastifyRequest) => req.query as { status?: RunStatus; limit: number; offset: number; step?: string; reason?: string; level?: string };
 
   const handlers = {
     start: async (req: FastifyRequest, reply: FastifyReply) => {
@@ -53,11 +63,11 @@ export default async function pipelineRunRoutes(app: FastifyInstance): Promise<v
     rejects: async (req: FastifyRequest, reply: FastifyReply) => {
       const run = visibleRun(req);
       const { limit, offset } = query(req);
-      return reply.status(200).send({ success: true, rejects: rt.runs.store.rejects(run.runId, limit, offset) });
+      return reply.status(200).send({ success: true, rejects: rt.runs.store.rejects(run.runId, limit, offset, rejectFilter(query(req))) });
     },
     logs: async (req: FastifyRequest, reply: FastifyReply) => {
       const run = visibleRun(req);
-      return reply.status(200).send({ success: true, logs: rt.runs.store.logs(run.runId, query(req).limit) });
+      return reply.status(200).send({ success: true, logs: rt.runs.store.logs(run.runId, query(req).limit, logFilter(query(req))) });
     },
   };
 

@@ -8,6 +8,13 @@ export const LIMITS = { runs: { default: 20, max: 1000 }, rejects: { default: 10
 
 const limit = (l: { default: number; max: number }): Json => ({ type: 'integer', minimum: 1, maximum: l.max, default: l.default });
 const query = (properties: Record<string, Json>): Json => ({ type: 'object', properties });
+
+/** The filters of a run's rejected rows and log lines: the reads and the downloads (routes/run-exports.ts) take the same. */
+export const RUN_ROW_FILTERS = {
+  step: { type: 'string', maxLength: 200, description: 'only the rows or lines of this step (its name)' },
+  reason: { type: 'string', maxLength: 200, description: 'only the rejected rows with a reason containing this text (case-insensitive)' },
+  level: { enum: ['info', 'warn', 'error'], description: 'only the log lines of this level' },
+} satisfies Record<string, Json>;
 const PIPELINE = { pipelineId: { type: 'string' } };
 const RUN = { runId: { type: 'string' } };
 
@@ -37,13 +44,13 @@ const OPERATIONS = {
   listRejects: {
     summary: 'Rejected rows with reasons (the first 1,000 kept)',
     ids: RUN,
-    querystring: query({ limit: limit(LIMITS.rejects), offset: { type: 'integer', minimum: 0, maximum: MAX_REJECTS_KEPT, default: 0, description: 'rejected rows to skip (paging)' } }),
+    querystring: query({ limit: limit(LIMITS.rejects), offset: { type: 'integer', minimum: 0, maximum: MAX_REJECTS_KEPT, default: 0, description: 'rejected rows to skip (paging)' }, step: RUN_ROW_FILTERS.step, reason: RUN_ROW_FILTERS.reason }),
     response: { 200: answer('RunRejectList', 'One page of rejected rows'), 404: answer('MessageError', '`Run <ID> not found`') },
   },
   listLogs: {
     summary: "The run's log lines (the first 1,000 kept)",
     ids: RUN,
-    querystring: query({ limit: limit(LIMITS.logs) }),
+    querystring: query({ limit: limit(LIMITS.logs), level: RUN_ROW_FILTERS.level, step: RUN_ROW_FILTERS.step }),
     response: { 200: answer('RunLogList', 'The log lines'), 404: answer('MessageError', '`Run <ID> not found`') },
   },
 } satisfies Record<string, { summary: string; ids: Record<string, Json>; querystring?: Json; response: Record<number, Json> }>;

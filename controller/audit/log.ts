@@ -144,6 +144,8 @@ export interface AuditQuery {
   /** `type`, `type:id` (e.g. `user:U2026A00001`), or a bare actor ID of any type. */
   actor?: string;
   action?: string;
+  /** Only entries about this object (kind and ID, e.g. Pipeline / orders). */
+  object?: { kind: string; id: string };
   since?: string;
   until?: string;
   cursor?: number;
@@ -193,6 +195,11 @@ function auditWhere(q: Omit<AuditQuery, 'limit'> & { cursor?: number }): { where
   if (q.action !== undefined) {
     clauses.push('action = @action');
     args.action = q.action;
+  }
+  if (q.object !== undefined) {
+    clauses.push('object_kind = @objectKind AND object_id = @objectId');
+    args.objectKind = q.object.kind;
+    args.objectId = q.object.id;
   }
   if (q.since !== undefined) {
     clauses.push('at >= @since');

@@ -6,7 +6,7 @@ import { UnavailableError } from '../errors.ts';
 import { FAST_IMPORT_ARGS, importedTip, importStream, type ImportCommit } from './fast-import.ts';
 import type { GitIdentity } from './identity.ts';
 import { formatIdentity } from './identity.ts';
-import { runGit } from './run.ts';
+import { GitCommandError, runGit } from './run.ts';
 
 export interface GitRepoOptions {
   /** Folder of the working clone. */
@@ -320,6 +320,28 @@ export class GitRepo {
     if (!staged.trim()) return null;
     await this.#raw(['commit', '--quiet', '--no-verify', `--author=${formatIdentity(author)}`, '-m', message]);
     return this.head();
+  }
+
+  /** The newest `limit` commits of HEAD that touched `path` (repo-relative), newest first. */
+  async fileLog(path: string, limit: number): Promise<{ sha: string; author: string; at: string; subject: string }[]> {
+    const out = await this.#raw(['log', '--no-renames', `-n${limit}`, '--format=%x1e%H%x1f%an <%ae>%x1f%aI%x1f%s', 'HEAD', '--', path]);
+    return out
+      .split('\x1e')
+      .slice(1)
+      .map((r) => {
+        const [sha, author, at, subject] = r.trim().split('\x1f');
+        return { sha, author, at, subject };
+      });
+  }
+
+  /** The bytes of `path` (repo-relative) at `rev`, or null when it did not exist there. */
+  async fileAt(rev: string, path: string): Promise<string | null> {
+    try {
+      return await this.#raw(['show', `${rev}:${path}`]);
+    } catch (err) {
+      if (err instanceof GitCommandError) return null;
+      throw err;
+    }
   }
 
   /** Author name and email of a commit (tests and logs). */

@@ -51,22 +51,28 @@ export function parseManifest(relPath: string, bytes: Buffer | string, schemas: 
   if (Buffer.byteLength(text) > MAX_MANIFEST_BYTES) {
     return fail([{ path: '', message: `file is larger than ${MAX_MANIFEST_BYTES} bytes` }]);
   }
-  let doc: unknown;
+  const read = readDocument(relPath, text);
+  if ('problems' in read) return fail(read.problems);
+  const doc = read.value;
+  return checkDocument(relPath, hash, doc, schemas);
+}
+
+/**
+ * The document of a manifest file as written (JSON or YAML by its extension), nothing validated
+ * and no default filled in: what an edit of one field starts from, so the rest stays as written.
+ */
+export function readDocument(relPath: string, text: string): { value: unknown } | { problems: Problem[] } {
   if (extname(relPath).toLowerCase() === '.json') {
     try {
-      doc = JSON.parse(text);
+      return { value: JSON.parse(text) };
     } catch {
       // Where and why, never the text itself (Node 20's message quotes it and gives no position).
       const found = jsonSyntaxError(text) ?? { offset: 0, reason: 'not valid JSON' };
       const { line, column } = lineColumn(text, found.offset);
-      return fail([{ path: '', message: `JSON syntax error: ${found.reason}`, line, column }]);
+      return { problems: [{ path: '', message: `JSON syntax error: ${found.reason}`, line, column }] };
     }
-  } else {
-    const parsed = parseManifestText(text);
-    if ('problems' in parsed) return fail(parsed.problems);
-    doc = parsed.value;
   }
-  return checkDocument(relPath, hash, doc, schemas);
+  return parseManifestText(text);
 }
 
 /** Validates an already parsed document (defaults are applied to it in place). */

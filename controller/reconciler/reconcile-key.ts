@@ -79,7 +79,7 @@ export class KeyReconciler {
       )();
       return {
         result: { key, kind, name, phase: 'Synced', reason: null, message: '', resourceIds: refs, retryAfterMs: null },
-        facts: { ...facts, specHash, applied: true },
+        facts: { ...facts, specHash, applied: true, manifest },
       };
     } catch (err) {
       const error = err instanceof Error ? err : new Error(String(err));

@@ -185,6 +185,11 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
     return this.#desired.fileOf(key);
   }
 
+  /** The manifest a ClientSet generated for `key` as desired now (generated objects have no file to read). */
+  generatedManifest(key: string): Manifest | undefined {
+    return this.#desired.get(key)?.generatedBy ? this.#desired.manifestOf(key) : undefined;
+  }
+
   listStatus(filter?: StatusFilter): StatusRecord[] {
     return this.status.list(filter);
   }

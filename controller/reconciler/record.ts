@@ -1,4 +1,4 @@
-import type { Clock } from '../types.ts';
+import type { Clock, Manifest } from '../types.ts';
 import type { StatusRecord, StatusStore } from './status.ts';
 import type { ReconcileEvent, ReconcileResult } from './types.ts';
 
@@ -22,6 +22,8 @@ export interface RecordFacts {
   inputId?: string | null;
   /** The API key an API write came with: the audit actor is `{type: key, id}`. */
   keyId?: string;
+  /** The manifest a successful apply applied (kept as the object's applied version). */
+  manifest?: Manifest;
 }
 
 export interface RecorderOptions {

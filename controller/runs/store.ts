@@ -34,6 +34,36 @@ export interface RunProgress {
 
 /** Rejected rows kept per run (docs/contract/design.md: the first 1,000). */
 export const MAX_REJECTS_KEPT = 1000;
+
+/** Rejected rows read per query by an export. */
+const REJECT_PAGE = 100;
+
+/** Which rejected rows: of one step (its name), with a reason containing a text. */
+export interface RejectFilter {
+  step?: string;
+  reason?: string;
+}
+
+/** Which log lines: of one level, of one step. */
+export interface LogFilter {
+  level?: string;
+  step?: string;
+}
+
+function rejectWhere(runId: string, filter: RejectFilter): { where: string; args: Record<string, unknown> } {
+  const clauses = ['run_id = @runId'];
+  const args: Record<string, unknown> = { runId };
+  if (filter.step) {
+    clauses.push('step = @step');
+    args.step = filter.step;
+  }
+  if (filter.reason) {
+    // instr, not LIKE: the text is matched as typed (% and _ are not wildcards).
+    clauses.push('EXISTS (SELECT 1 FROM json_each(reasons) WHERE instr(lower(value), lower(@reason)) > 0)');
+    args.reason = filter.reason;
+  }
+  return { where: clauses.join(' AND '), args };
+}
 /** Log lines kept per run; the rest are counted, and the count is logged at the end. */
 export const MAX_LOG_LINES = 1000;
 const MAX_LOG_MESSAGE = 2000;
@@ -300,17 +330,45 @@ export class RunStore {
     return gone.map((r) => r.run_id);
   }
 
-  /** The kept rejected rows in the order they were rejected; `offset` skips that many (paging). */
-  rejects(runId: string, limit: number, offset = 0): RejectView[] {
-    const rows = this.#db.prepare('SELECT step, row, reasons FROM pipeline_run_rejects WHERE run_id = ? ORDER BY seq LIMIT ? OFFSET ?').all(runId, limit, offset) as {
-      step: string;
-      row: string;
-      reasons: string;
-    }[];
-    return rows.map((r) => ({ step: r.step, row: fromJson<Record<string, unknown>>(r.row, {}), reasons: fromJson<string[]>(r.reasons, []) }));
+  /** The kept rejected rows in the order they were rejected, of one step and/or with a reason containing `reason`; `offset` skips that many (paging). */
+  rejects(runId: string, limit: number, offset = 0, filter: RejectFilter = {}): RejectView[] {
+    return [...this.eachReject(runId, filter, { limit, offset })];
   }
 
-  logs(runId: string, limit: number): LogView[] {
-    return this.#db.prepare('SELECT at, level, message FROM pipeline_run_logs WHERE run_id = ? ORDER BY seq LIMIT ?').all(runId, limit) as LogView[];
+  /**
+   * The kept rejected rows one by one, read a page at a time (an export streams them without
+   * holding them all, and no statement stays open between pages: the store keeps serving writes).
+   */
+  *eachReject(runId: string, filter: RejectFilter = {}, page: { limit?: number; offset?: number } = {}): Generator<RejectView> {
+    const { where, args } = rejectWhere(runId, filter);
+    const statement = this.#db.prepare(`SELECT step, row, reasons FROM pipeline_run_rejects WHERE ${where} ORDER BY seq LIMIT @limit OFFSET @offset`);
+    let left = page.limit ?? Number.POSITIVE_INFINITY;
+    let offset = page.offset ?? 0;
+    while (left > 0) {
+      const rows = statement.all({ ...args, limit: Math.min(left, REJECT_PAGE), offset }) as { step: string; row: string; reasons: string }[];
+      for (const r of rows) yield { step: r.step, row: fromJson<Record<string, unknown>>(r.row, {}), reasons: fromJson<string[]>(r.reasons, []) };
+      if (rows.length < Math.min(left, REJECT_PAGE)) return;
+      left -= rows.length;
+      offset += rows.length;
+    }
+  }
+
+  /** The kept log lines in order, of one level and/or one step (a step's lines start with `<step name>: `). */
+  logs(runId: string, limit: number, filter: LogFilter = {}): LogView[] {
+    return [...this.eachLog(runId, filter, limit)];
+  }
+
+  *eachLog(runId: string, filter: LogFilter = {}, limit = -1): Generator<LogView> {
+    const clauses = ['run_id = @runId'];
+    const args: Record<string, unknown> = { runId, limit };
+    if (filter.level) {
+      clauses.push('level = @level');
+      args.level = filter.level;
+    }
+    if (filter.step) {
+      clauses.push("substr(message, 1, length(@prefix)) = @prefix");
+      args.prefix = `${filter.step}: `;
+    }
+    yield* this.#db.prepare(`SELECT at, level, message FROM pipeline_run_logs WHERE ${clauses.join(' AND ')} ORDER BY seq LIMIT @limit`).all(args) as LogView[];
   }
 }

@@ -406,6 +406,26 @@ function routeTable(): Record<string, RouteEntry> {
       auth: 'S-admin',
       cases: none((c) => ({ method: 'POST', url: `/v1/bi/admin/connections/${c.userId}`, payload: { vendor: 'SNOWFLAKE' } }), same({ status: 400, check: (j) => expect(j.success).toBe(false) })),
     },
+    'PATCH /v1/bi/admin/connections/:connectionId/:userId': {
+      auth: 'S-admin',
+      cases: {
+        onboarding: {
+          req: (c) => ({ method: 'PATCH', url: `/v1/bi/admin/connections/${ACME_DB}/${c.userId}`, payload: { name: 'Renamed' } }),
+          expect: same(err(409, `Connection ${ACME_DB} is defined by Client/ACME: change it there`)),
+        },
+        unknown: { req: (c) => ({ method: 'PATCH', url: `/v1/bi/admin/connections/${UNKNOWN_DB}/${c.userId}`, payload: { name: 'x' } }), expect: same(err(404, `Connection ${UNKNOWN_DB} not found`)) },
+      },
+    },
+    'DELETE /v1/bi/admin/connections/:connectionId/:userId': {
+      auth: 'S-admin',
+      cases: {
+        inUse: {
+          req: (c) => ({ method: 'DELETE', url: `/v1/bi/admin/connections/${ACME_DB}/${c.userId}` }),
+          expect: same({ status: 409, check: (j) => expect(j).toMatchObject({ success: false, usedBy: { clients: ['ACME'] } }) }),
+        },
+        unknown: { req: (c) => ({ method: 'DELETE', url: `/v1/bi/admin/connections/${UNKNOWN_DB}/${c.userId}` }), expect: same(err(404, `Connection ${UNKNOWN_DB} not found`)) },
+      },
+    },
     'GET /v1/bi/admin/clients/:clientId/audit/:userId': {
       auth: 'S-admin',
       cases: {
@@ -508,6 +528,47 @@ function routeTable(): Record<string, RouteEntry> {
     'GET /v1/bi/admin/audit/:userId': {
       auth: 'S',
       cases: none((c) => ({ method: 'GET', url: `/v1/bi/admin/audit/${c.userId}?limit=5` }), same(ok(200, (j) => expect(Array.isArray(j.entries)).toBe(true)))),
+    },
+    // Round 3, objects (admin): desired vs applied with the field diff, history, rollback.
+    'GET /v1/reconciler/objects/:kind/:name': {
+      auth: 'S-admin',
+      cases: {
+        own: { req: () => ({ method: 'GET', url: '/v1/reconciler/objects/Pipeline/acme' }), expect: same(ok(200, (j) => expect(j.object).toMatchObject({ key: 'Pipeline/acme', inSync: true }))) },
+        unknown: { req: () => ({ method: 'GET', url: '/v1/reconciler/objects/Pipeline/nope' }), expect: same(err(404, 'Pipeline/nope not found')) },
+      },
+    },
+    'GET /v1/reconciler/objects/:kind/:name/history': {
+      auth: 'S-admin',
+      cases: none(() => ({ method: 'GET', url: '/v1/reconciler/objects/Client/GLOBEX/history' }), same(ok(200, (j) => expect(j.history).toMatchObject({ mode: 'directory' })))),
+    },
+    'POST /v1/reconciler/rollback': {
+      auth: 'S-admin',
+      cases: none(() => ({ method: 'POST', url: '/v1/reconciler/rollback', payload: { revision: 'abcdef1' } }), same(err(409, 'Reverting a commit needs git mode (set BI_GIT_URL); in directory mode roll an object back to an applied version'))),
+    },
+    'POST /v1/reconciler/objects/:kind/:name/rollback': {
+      auth: 'S-admin',
+      cases: none(() => ({ method: 'POST', url: '/v1/reconciler/objects/Pipeline/nope/rollback', payload: { version: 1 } }), same(err(404, 'Pipeline/nope not found'))),
+    },
+    'GET /v1/sdk/pipeline-runs/:runId/export/:what/:userId': {
+      auth: 'S',
+      cases: {
+        own: { req: (c) => ({ method: 'GET', url: `/v1/sdk/pipeline-runs/${newestRun(ids.acmePipeline)}/export/rejects/${c.userId}?format=ndjson` }), expect: same({ status: 200 }) },
+        other: {
+          req: (c) => ({ method: 'GET', url: `/v1/sdk/pipeline-runs/${newestRun(ids.globexPipeline)}/export/logs/${c.userId}` }),
+          expect: (p) => (CONFINED.has(p) ? err(404, `Run ${newestRun(ids.globexPipeline)} not found`) : { status: 200 }),
+        },
+        unknown: { req: (c) => ({ method: 'GET', url: `/v1/sdk/pipeline-runs/RUN-1/export/logs/${c.userId}` }), expect: same(err(404, 'Run RUN-1 not found')) },
+      },
+    },
+    'PATCH /v1/bi/admin/pipelines/:pipelineId/schedule/:userId': {
+      auth: 'S-admin',
+      cases: {
+        own: {
+          req: (c) => ({ method: 'PATCH', url: `/v1/bi/admin/pipelines/${ids.acmePipeline}/schedule/${c.userId}`, payload: { isEnabled: false } }),
+          expect: same(ok(200, (j) => expect((j.data as { schedule: unknown }).schedule).toMatchObject({ isEnabled: false }))),
+        },
+        unknown: { req: (c) => ({ method: 'PATCH', url: `/v1/bi/admin/pipelines/DP-1/schedule/${c.userId}`, payload: { isEnabled: false } }), expect: same(err(404, 'Pipeline DP-1 not found')) },
+      },
     },
     'GET /v1/reconciler/workers': {
       auth: 'S-admin',

@@ -73,8 +73,11 @@ describe('settings UI in a real browser', () => {
     await page.waitForSelector('#test-result[data-connected=false]');
     expect(await page.textContent('#test-result')).toContain('but schema no_such_schema does not exist');
     await page.fill('input[name=schema]', PG.schema);
-    await page.click('#test-connection');
+    // By keyboard: Test Connection keeps focus while it connects and after the result is drawn.
+    await page.focus('#test-connection');
+    await page.keyboard.press('Enter');
     await page.waitForSelector('#test-result[data-connected=true]');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('test-connection');
     expect(await page.textContent('#test-result')).toMatch(/^Connected to PostgreSQL .* at 127\.0\.0\.1:5432\/test; schema public found/);
     await h.shot(page, '04-wizard-2-data-source');
     await page.click('#next');

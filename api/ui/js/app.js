@@ -10,6 +10,8 @@ import { importPage } from './pages/import.js';
 import { keysPage } from './pages/keys.js';
 import { loginPage } from './pages/login.js';
 import { memberClientPage, memberDashboardsPage, memberHomePage, memberKeysPage } from './pages/member.js';
+import { objectPage } from './pages/object.js';
+import { connectionEditPage } from './pages/connection-edit.js';
 import { pipelinePage } from './pages/pipeline.js';
 import { pipelinesPage } from './pages/pipelines.js';
 import { runPage } from './pages/run.js';
@@ -39,7 +41,8 @@ const ADMIN_ROUTES = {
   keys: (_arg, _query, me) => keysPage(me),
   pipelines: (arg, query) => (arg ? pipelinePage(decodeURIComponent(arg)) : pipelinesPage(query)),
   runs: (arg) => (arg ? runPage(decodeURIComponent(arg)) : pipelinesPage(new URLSearchParams())),
-  connections: (arg, query) => connectionsPage(query),
+  connections: (arg, query) => (arg ? connectionEditPage(decodeURIComponent(arg)) : connectionsPage(query)),
+  objects: (arg, query, me) => (arg ? objectPage(decodeURIComponent(arg)) : manifestsPage(query, me)),
   users: () => usersPage(),
   clientsets: (arg) => (arg ? clientSetPage(decodeURIComponent(arg)) : clientSetsPage()),
   workers: () => workersPage(),
@@ -56,7 +59,7 @@ const MEMBER_ROUTES = {
 };
 
 /** Pages that belong under another navigation entry (a run is a pipeline's). */
-const NAV_OF = { runs: 'pipelines' };
+const NAV_OF = { runs: 'pipelines', objects: 'manifests' };
 
 function parseHash() {
   const raw = location.hash.replace(/^#\/?/, '');

@@ -107,9 +107,16 @@ export function diffDocs(before: Manifest[], after: Manifest[]): FieldChange[] {
   for (const [key, doc] of now) {
     const prev = old.get(key);
     if (!prev) out.push({ path: key, to: 'added' });
-    else walk(prev, doc, '', (path, from, to) => out.push({ path: `${key} ${path}`, ...(from !== undefined ? { from } : {}), ...(to !== undefined ? { to } : {}) }));
+    else for (const c of diffFields(prev, doc)) out.push({ ...c, path: `${key} ${c.path}` });
   }
   for (const key of old.keys()) if (!now.has(key)) out.push({ path: key, from: 'removed' });
+  return out;
+}
+
+/** Field-level changes between two versions of one document (leaf paths such as `spec.schedule.cronExpression`). */
+export function diffFields(before: unknown, after: unknown): FieldChange[] {
+  const out: FieldChange[] = [];
+  walk(before, after, '', (path, from, to) => out.push({ path, ...(from !== undefined ? { from } : {}), ...(to !== undefined ? { to } : {}) }));
   return out;
 }
 

@@ -1,5 +1,5 @@
 import { call, userPath } from '../api.js';
-import { announce, field, fmtDate, h, render } from '../dom.js';
+import { announce, confirmDialog, field, fmtDate, h, notice, render } from '../dom.js';
 import { dataTable } from '../components/data-table.js';
 import { emptyState, errorText, loadInto } from '../components/async-view.js';
 import { fmtDuration, when } from '../components/ops-format.js';
@@ -11,18 +11,20 @@ const CREDENTIAL = { passwordEnv: 'Password from an environment variable', secre
 export function connectionsPage(query) {
   const box = h('div', { id: 'connections' });
   const filter = h('input', { type: 'search', name: 'q', value: query?.get('q') ?? '', placeholder: 'Name, ID, host or client', autocomplete: 'off' });
+  const flash = h('div', { id: 'connections-flash' });
   let latest = [];
-  const paint = () => render(box, view(latest, filter.value.trim().toLowerCase(), paint));
+  const paint = () => render(box, view(latest, filter.value.trim().toLowerCase(), { flash, reload: () => reload() }));
   filter.addEventListener('input', paint);
   const reload = loadInto(box, async () => (await call('GET', userPath('/v1/bi/admin/connections/'))).body.connections, (list) => {
     latest = list;
-    return view(list, filter.value.trim().toLowerCase(), paint);
+    return view(list, filter.value.trim().toLowerCase(), { flash, reload: () => reload() });
   }, { what: 'connections' });
   return h('section', { 'aria-labelledby': 'connections-h' },
     h('div', { class: 'page-head' },
       h('div', {}, h('h1', { id: 'connections-h' }, 'Connections'), h('p', { class: 'muted lead' }, 'Warehouse connections: where each points, who owns it and what uses it. Passwords are never shown.')),
       h('button', { type: 'button', class: 'secondary', onclick: () => void reload() }, 'Refresh')),
     h('form', { class: 'panel row filters', role: 'search', onsubmit: (e) => e.preventDefault() }, h('div', { class: 'grow' }, field('Filter', filter))),
+    flash,
     box);
 }
 
@@ -56,7 +58,7 @@ function usedBy(u) {
   return parts.length ? h('ul', { class: 'used-by' }, parts) : h('span', { class: 'muted' }, 'Not used');
 }
 
-function view(list, q, repaint) {
+function view(list, q, { flash, reload }) {
   if (!list.length) {
     return emptyState('No connections yet', 'Connections come from Connection manifests (connections/*.yaml) or from the New client wizard.', h('a', { class: 'button', href: '#/new' }, 'New client'));
   }
@@ -70,9 +72,12 @@ function view(list, q, repaint) {
       columns: [{ label: 'Connection' }, { label: 'Vendor' }, { label: 'Host / database' }, { label: 'Owner' }, { label: 'Last test' }, { label: 'Used by' }, { label: 'Actions', hideLabel: true }],
       rows: shown.map((c) => {
         const status = h('span', { class: 'visually-hidden', 'aria-live': 'polite' });
+        const testCell = h('div', {}, lastTest(c.lastTest));
+        // Updated in place: the button is never disabled or re-drawn, so keyboard focus stays on it.
         const test = h('button', { type: 'button', class: 'secondary', 'data-action': 'test', 'aria-label': `Test ${c.name || c.connectionId}` }, 'Test');
         test.addEventListener('click', async () => {
-          test.disabled = true;
+          if (test.getAttribute('aria-disabled') === 'true') return;
+          test.setAttribute('aria-disabled', 'true');
           test.textContent = 'Testing…';
           status.textContent = `Testing ${c.name}`;
           try {
@@ -82,21 +87,66 @@ function view(list, q, repaint) {
           } catch (err) {
             c.lastTest = { at: new Date().toISOString(), ok: false, message: errorText(err), durationMs: 0 };
           }
-          repaint();
-          document.querySelector(`tr[data-connection="${c.connectionId}"] [data-action="test"]`)?.focus();
+          render(testCell, lastTest(c.lastTest));
+          test.textContent = 'Test';
+          test.removeAttribute('aria-disabled');
         });
+        const label = c.name || c.connectionId;
+        const remove = h('button', { type: 'button', class: 'secondary danger-text', 'data-action': 'delete', 'aria-label': `Delete ${label}` }, 'Delete');
+        remove.addEventListener('click', () => void deleteConnection(c, { flash, reload }));
         return {
           attrs: { dataset: { connection: c.connectionId } },
           cells: [
-            h('div', { class: 'name-cell' }, h('span', { class: 'strong' }, c.name || c.connectionId), h('span', { class: 'mono muted small' }, c.connectionId), h('span', { class: 'muted small' }, CREDENTIAL[c.credential] ?? '')),
+            h('div', { class: 'name-cell' },
+              h('a', { class: 'strong conn-name', href: `#/connections/${encodeURIComponent(c.connectionId)}`, title: label, 'aria-label': `Edit ${label}` }, label),
+              h('span', { class: 'mono muted small' }, c.connectionId), h('span', { class: 'muted small' }, CREDENTIAL[c.credential] ?? '')),
             h('span', { class: 'tag' }, c.vendor),
             where(c),
             ownerOf(c),
-            lastTest(c.lastTest),
+            testCell,
             usedBy(c.usedBy),
-            h('div', {}, test, status),
+            h('div', { class: 'row-actions' }, test, h('a', { class: 'button secondary', href: `#/connections/${encodeURIComponent(c.connectionId)}`, 'data-action': 'edit', 'aria-label': `Edit ${label}` }, 'Edit'), remove, status),
           ],
         };
       }),
     }));
+}
+
+/** The users a refused delete names, as links (drawn as a refusal, not a failure). */
+export function usersList(u) {
+  const items = [
+    ...u.clients.map((id) => h('li', {}, 'Client ', h('a', { href: `#/clients/${encodeURIComponent(id)}` }, id))),
+    ...u.vdms.map((v) => h('li', {}, `VDM ${v.name} of `, h('a', { href: `#/clients/${encodeURIComponent(v.clientId)}` }, v.clientId))),
+    ...u.dashboards.map((d) => h('li', {}, 'Dashboard ', h('a', { href: `#/dashboards/${encodeURIComponent(d.facadeId)}` }, d.name))),
+    ...u.pipelines.map((p) => h('li', {}, 'Pipeline ', h('a', { href: `#/pipelines/${encodeURIComponent(p.pipelineId)}` }, p.name))),
+  ];
+  return h('ul', { class: 'used-by refusal-list' }, items);
+}
+
+/** Delete with a confirmation; refused while in use (409): the users listed, nothing removed. */
+export async function deleteConnection(c, { flash, reload, after }) {
+  const label = c.name || c.connectionId;
+  let refused = null;
+  const yes = await confirmDialog({
+    title: `Delete connection ${label}?`,
+    text: `Its manifest is removed and the connection ${c.connectionId} with it${c.credential === 'secret' ? ', and its stored password' : ''}. Anything still using it must be changed first: the server refuses otherwise.`,
+    confirmLabel: 'Delete connection',
+    id: 'delete-connection-dialog',
+    action: async () => {
+      const r = await call('DELETE', userPath(`/v1/bi/admin/connections/${encodeURIComponent(c.connectionId)}/`), { expect: [200, 409] });
+      if (r.status === 409) refused = r.body;
+    },
+  });
+  if (!yes) return;
+  if (refused) {
+    render(flash, h('div', { class: 'notice warn refusal', role: 'alert', id: 'delete-refused', tabindex: '-1' },
+      h('strong', {}, `Not deleted: ${label} is in use. `), refused.usedBy ? 'Change or remove these first:' : refused.error,
+      refused.usedBy ? usersList(refused.usedBy) : null));
+    flash.querySelector('#delete-refused')?.focus();
+    return;
+  }
+  render(flash, notice('ok', `Connection ${label} deleted.`));
+  announce(`Connection ${label} deleted`);
+  if (after) after();
+  else await reload();
 }

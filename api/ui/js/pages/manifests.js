@@ -4,6 +4,7 @@ import { KINDS, PHASES } from '../schema-constants.js';
 import { asyncView, errorText } from '../components/async-view.js';
 import { inlineFacts } from '../components/facts.js';
 import { phaseRank, revisionText } from '../components/manifest-status.js';
+import { objectHref } from './object.js';
 
 const enc = encodeURIComponent;
 
@@ -159,7 +160,7 @@ function table(items, { canAct, flash, reload }) {
             !m.reason && m.phase === 'Synced' ? h('span', { class: 'muted small' }, 'Up to date') : null),
           h('td', { class: 'mono hide-narrow' }, revisionText(m.lastAppliedRevision)),
           h('td', { class: 'hide-narrow small' }, fmtDate(m.lastTransitionAt)),
-          canAct ? h('td', {}, failing && m.path ? h('button', { type: 'button', class: 'secondary small-button', 'aria-label': `Retry ${key}`, onclick: (e) => retryRow(e.currentTarget, key, flash, reload) }, 'Retry') : null) : null);
+          canAct ? h('td', {}, m.kind && !key.startsWith('File/') ? h('a', { class: 'button secondary small-button', href: objectHref(key), 'aria-label': `Manifest, diff and history of ${key}` }, 'Manifest') : null, failing && m.path ? h('button', { type: 'button', class: 'secondary small-button', 'aria-label': `Retry ${key}`, onclick: (e) => retryRow(e.currentTarget, key, flash, reload) }, 'Retry') : null) : null);
       }))));
 }
 

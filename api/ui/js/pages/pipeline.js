@@ -1,31 +1,34 @@
-import { call, userPath } from '../api.js';
-import { announce, fmtDate, h, notice, render } from '../dom.js';
+import { ApiError, call, userPath } from '../api.js';
+import { announce, field, fmtDate, h, notice, render, showProblems } from '../dom.js';
 import { dataTable } from '../components/data-table.js';
 import { emptyState, errorText, loadInto } from '../components/async-view.js';
 import { count, fmtDuration, scheduleText, stepSettings, when } from '../components/ops-format.js';
 import { pollWhileShown } from '../components/poll.js';
 import { ACTIVE_RUN, statusBadge } from '../components/status-badge.js';
 import { ownerCell } from './pipelines.js';
+import { objectHref } from './object.js';
 
 const runsPath = (id) => userPath(`/v1/sdk/pipelines/${encodeURIComponent(id)}/runs/`);
 
 /** A pipeline: what it does (steps, source, destination, schedule), Run now, and its run history. */
 export function pipelinePage(pipelineId) {
   const box = h('div', { id: 'pipeline' });
-  loadInto(box, async () => {
-    const [p, runs] = await Promise.all([
+  const reload = loadInto(box, async () => {
+    const [p, runs, status] = await Promise.all([
       call('GET', userPath(`/v1/sdk/pipelines/${encodeURIComponent(pipelineId)}/`)),
       call('GET', `${runsPath(pipelineId)}?limit=20`),
+      call('GET', '/v1/reconciler/status?kind=Pipeline'),
     ]);
-    return { pipeline: p.body.data, runs: runs.body.runs };
-  }, (data) => view(data), { what: 'the pipeline' });
+    const key = status.body.items.find((i) => i.resourceIds?.pipelineId === pipelineId)?.key ?? null;
+    return { pipeline: p.body.data, runs: runs.body.runs, key };
+  }, (data) => view(data, () => reload()), { what: 'the pipeline' });
   return h('section', { 'aria-labelledby': 'pipeline-h' },
     h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: '#/pipelines' }, 'Pipelines'), ' / ', h('span', { class: 'mono' }, pipelineId)),
     h('h1', { id: 'pipeline-h' }, `Pipeline ${pipelineId}`),
     box);
 }
 
-function view({ pipeline: p, runs: initialRuns }) {
+function view({ pipeline: p, runs: initialRuns, key }, reload) {
   const heading = document.getElementById('pipeline-h');
   if (heading) heading.textContent = p.name;
   let runs = initialRuns;
@@ -101,7 +104,9 @@ function view({ pipeline: p, runs: initialRuns }) {
         h('dl', { class: 'facts' },
           h('dt', {}, 'When'), h('dd', {}, scheduleText(p.schedule)),
           h('dt', {}, 'Enabled'), h('dd', {}, p.schedule ? statusBadge(p.schedule.isEnabled ? 'enabled' : 'off', p.schedule.isEnabled ? 'Enabled' : 'Disabled') : 'No schedule'),
-          h('dt', {}, 'Next run'), h('dd', {}, p.nextRunAt ? [when(p.nextRunAt), h('span', { class: 'muted small' }, ` (${fmtDate(p.nextRunAt)})`)] : '—')))),
+          h('dt', {}, 'Next run'), h('dd', {}, p.nextRunAt ? [when(p.nextRunAt), h('span', { class: 'muted small' }, ` (${fmtDate(p.nextRunAt)})`)] : '—')),
+        scheduleEditor(p, reload))),
+    key ? h('p', {}, h('a', { href: objectHref(key), id: 'pipeline-manifest' }, 'Manifest, diff and history')) : null,
     h('h2', {}, `Steps (${p.steps.length})`),
     dataTable({
       caption: 'Steps',
@@ -137,3 +142,61 @@ function runsTable(runs) {
   });
 }
 
+
+const FREQUENCIES = ['hourly', 'daily', 'weekly', 'monthly', 'cron', 'once'];
+
+/**
+ * Change the schedule (checked by the server as an import is: too frequent a cron is refused at
+ * its field), and pause or resume it: the pipeline's manifest is rewritten by the server's one
+ * write path. A paused schedule fires nothing; Run now still works.
+ */
+function scheduleEditor(p, reload) {
+  const s = p.schedule ?? {};
+  const status = h('div', { id: 'schedule-status', 'aria-live': 'polite' });
+  const frequency = h('select', { name: 'frequency', id: 'schedule-frequency' }, FREQUENCIES.map((f) => h('option', { value: f, selected: f === (s.frequency ?? 'daily') }, f)));
+  const cron = h('input', { type: 'text', name: 'cronExpression', id: 'schedule-cron', autocomplete: 'off', spellcheck: 'false', value: s.cronExpression ?? '', placeholder: '0 6 * * *' });
+  const startTime = h('input', { type: 'text', name: 'startTime', id: 'schedule-time', autocomplete: 'off', value: s.startTime ?? '', placeholder: 'HH:MM' });
+  const controls = { 'schedule.frequency': frequency, 'schedule.cronExpression': cron, 'schedule.startTime': startTime };
+  const send = async (body, button, done) => {
+    button.setAttribute('aria-disabled', 'true');
+    try {
+      await call('PATCH', userPath(`/v1/bi/admin/pipelines/${encodeURIComponent(p.pipelineId)}/schedule/`), { body });
+      announce(done);
+      await reload();
+      document.getElementById(button.id)?.focus();
+      const again = document.getElementById('schedule-status');
+      if (again) render(again, notice('ok', done));
+    } catch (err) {
+      button.removeAttribute('aria-disabled');
+      const problems = err instanceof ApiError && err.status === 400
+        ? err.problems.map((x) => ({ control: controls[x.path] ?? null, message: x.text }))
+        : [{ control: null, message: errorText(err) }];
+      const summary = showProblems(Object.values(controls), problems);
+      render(status, summary);
+      summary?.focus();
+    }
+  };
+  const save = h('button', { type: 'submit', id: 'save-schedule', class: 'secondary' }, 'Save schedule');
+  const paused = !s.isEnabled;
+  const toggle = h('button', { type: 'button', id: 'pause-schedule', class: paused ? '' : 'secondary' }, paused ? 'Resume schedule' : 'Pause schedule');
+  toggle.addEventListener('click', () => {
+    if (toggle.getAttribute('aria-disabled') === 'true') return;
+    if (paused && !s.frequency) {
+      render(status, notice('warn', 'Choose a frequency and save the schedule first.'));
+      return;
+    }
+    void send({ isEnabled: paused }, toggle, paused ? 'Schedule resumed.' : 'Schedule paused: it fires nothing until resumed. Run now still works.');
+  });
+  const form = h('form', { class: 'schedule-form', id: 'schedule-form', 'aria-label': 'Edit the schedule', onsubmit: (e) => {
+    e.preventDefault();
+    if (save.getAttribute('aria-disabled') === 'true') return;
+    const body = { frequency: frequency.value, cronExpression: frequency.value === 'cron' ? cron.value.trim() || null : null, startTime: startTime.value.trim() || null };
+    if (!s.frequency) body.isEnabled = true;
+    void send(body, save, 'Schedule saved.');
+  } },
+    field('Frequency', frequency),
+    field('Cron expression', cron, 'Five fields (minute hour day month weekday); used when the frequency is cron.'),
+    field('Start time (UTC)', startTime),
+    save);
+  return h('div', { class: 'schedule-edit' }, h('h3', {}, 'Change'), form, h('div', { class: 'actions' }, toggle), status);
+}

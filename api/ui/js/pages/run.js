@@ -1,5 +1,5 @@
-import { call, userPath } from '../api.js';
-import { announce, confirmDialog, fmtDate, h, notice, render } from '../dom.js';
+import { call, getSession, userPath } from '../api.js';
+import { announce, confirmDialog, debounce, field, fmtDate, h, notice, render } from '../dom.js';
 import { dataTable } from '../components/data-table.js';
 import { emptyState, errorText, loadInto } from '../components/async-view.js';
 import { count, fmtDuration, when } from '../components/ops-format.js';
@@ -41,16 +41,18 @@ function live({ run: first, pipeline }) {
   let run = first;
   const crumbs = document.getElementById('run-crumbs');
   if (crumbs && pipeline) render(crumbs, h('a', { href: '#/pipelines' }, 'Pipelines'), ' / ', h('a', { href: `#/pipelines/${encodeURIComponent(pipeline.pipelineId)}` }, pipeline.name), ' / ', h('span', { class: 'mono' }, run.runId));
-  const head = h('div', { class: 'summary-bar', id: 'run-head' });
+  // Every live region is updated in place: the controls (Cancel, the pager, the filters) are built
+  // once and never taken off the page, so keyboard focus stays where it is across refreshes.
+  const facts = h('div', { class: 'facts-inline' });
+  const actions = h('div', { class: 'run-now', id: 'run-actions' });
+  const head = h('div', { class: 'summary-bar', id: 'run-head' }, facts, actions);
   const stats = h('div', { class: 'stats', id: 'run-stats' });
   const steps = h('div', { id: 'run-steps' });
   const error = h('div', { id: 'run-error' });
-  const actionStatus = h('div', { 'aria-live': 'polite' });
-  const rejects = h('div', { id: 'rejects' });
-  const logs = h('div', { id: 'logs' });
+  const actionStatus = h('div', { 'aria-live': 'polite', id: 'run-action-status' });
   const liveNote = h('p', { class: 'live-note', id: 'live-note', 'aria-live': 'off' });
-  let rejectsOffset = 0;
   let lastStatus = run.status;
+  let shownActions = null;
 
   const cancel = h('button', { type: 'button', class: 'danger', id: 'cancel-run' }, 'Cancel run');
   cancel.addEventListener('click', async () => {
@@ -72,18 +74,41 @@ function live({ run: first, pipeline }) {
       cancel.disabled = false;
     }
   });
+  // A failed (or cancelled) run: start the pipeline again, a new run, and follow it.
+  const retry = h('button', { type: 'button', id: 'retry-run' }, 'Retry: run again');
+  retry.addEventListener('click', async () => {
+    retry.disabled = true;
+    try {
+      const r = await call('POST', userPath(`/v1/sdk/pipelines/${encodeURIComponent(run.pipelineId)}/runs/`), { expect: [202, 409] });
+      if (r.status === 409) {
+        render(actionStatus, notice('warn', h('strong', {}, 'Not started. '), r.body?.message ?? 'This pipeline already has an active run.'));
+        retry.disabled = false;
+        return;
+      }
+      announce(`Run ${r.body.run.runId} started`);
+      location.hash = `#/runs/${encodeURIComponent(r.body.run.runId)}`;
+    } catch (err) {
+      render(actionStatus, notice('bad', h('strong', {}, 'Could not start a run. '), errorText(err)));
+      retry.disabled = false;
+    }
+  });
+  const back = pipeline ? h('a', { class: 'button secondary', href: `#/pipelines/${encodeURIComponent(pipeline.pipelineId)}` }, 'Back to pipeline') : null;
 
   const paint = () => {
     const active = ACTIVE_RUN.includes(run.status);
     const t = totals(run);
-    render(head,
-      h('div', { class: 'facts-inline' },
-        statusBadge(run.status),
-        h('span', {}, 'Trigger ', h('strong', {}, run.trigger)),
-        h('span', {}, 'Queued ', when(run.queuedAt)),
-        run.startedAt ? h('span', { title: fmtDate(run.startedAt) }, 'Started ', fmtDate(run.startedAt)) : null,
-        run.finishedAt ? h('span', {}, 'Finished ', when(run.finishedAt)) : null),
-      active ? h('div', { class: 'run-now' }, cancel) : pipeline ? h('a', { class: 'button secondary', href: `#/pipelines/${encodeURIComponent(pipeline.pipelineId)}` }, 'Back to pipeline') : null);
+    render(facts,
+      statusBadge(run.status),
+      h('span', {}, 'Trigger ', h('strong', {}, run.trigger)),
+      h('span', {}, 'Queued ', when(run.queuedAt)),
+      run.startedAt ? h('span', { title: fmtDate(run.startedAt) }, 'Started ', fmtDate(run.startedAt)) : null,
+      run.finishedAt ? h('span', {}, 'Finished ', when(run.finishedAt)) : null);
+    // The buttons change only with the run's state (never re-drawn while it stays the same).
+    const kind = active ? 'active' : run.status === 'failed' || run.status === 'cancelled' ? 'retry' : 'done';
+    if (kind !== shownActions) {
+      shownActions = kind;
+      render(actions, kind === 'active' ? cancel : kind === 'retry' ? [retry, back] : back);
+    }
     render(stats,
       stat('Duration', active ? h('span', {}, fmtDuration(run.startedAt ? Date.now() - Date.parse(run.startedAt) : 0), h('span', { class: 'muted small' }, ' so far')) : fmtDuration(run.durationMs), 'duration'),
       stat('Rows read', count(t.read), 'read'),
@@ -99,22 +124,9 @@ function live({ run: first, pipeline }) {
     render(liveNote, active ? [h('span', { class: 'pulse', 'aria-hidden': 'true' }), ' Live: updating every second'] : `Finished ${run.status}.`);
   };
 
-  const loadRejects = async () => {
-    const r = await call('GET', `${runPath(run.runId, '/rejects')}?limit=${REJECTS_PAGE}&offset=${rejectsOffset}`);
-    render(rejects, rejectsView(r.body.rejects, run, rejectsOffset, (next) => {
-      rejectsOffset = next;
-      void loadRejects().catch((err) => render(rejects, notice('bad', errorText(err))));
-    }));
-  };
-  const loadLogs = async () => {
-    const r = await call('GET', runPath(run.runId, '/logs'));
-    render(logs, logView(r.body.logs));
-  };
-  const loadDetails = () =>
-    Promise.all([
-      loadRejects().catch((err) => render(rejects, notice('bad', h('strong', {}, 'Could not load rejected rows. '), errorText(err)))),
-      loadLogs().catch((err) => render(logs, notice('bad', h('strong', {}, 'Could not load the log. '), errorText(err)))),
-    ]);
+  const rejects = rejectsPanel(() => run);
+  const logs = logsPanel(() => run);
+  const loadDetails = () => Promise.all([rejects.load(), logs.load()]);
 
   paint();
   void loadDetails();
@@ -137,10 +149,105 @@ function live({ run: first, pipeline }) {
     error,
     h('div', { class: 'section-head' }, h('h2', {}, 'Steps'), liveNote),
     steps,
-    h('h2', {}, 'Rejected rows'),
-    rejects,
-    h('h2', {}, 'Log'),
-    logs);
+    h('h2', { id: 'rejects-h' }, 'Rejected rows'),
+    rejects.node,
+    h('h2', { id: 'logs-h' }, 'Log'),
+    logs.node);
+}
+
+/** The step choices of a filter: every step of the run (`value` picks the stored field: its ID for rejects, its name for logs). */
+function stepSelect(id, label, run, value) {
+  const select = h('select', { id, name: id }, h('option', { value: '' }, 'All steps'), run.steps.map((s) => h('option', { value: value(s) }, s.name)));
+  return field(label, select);
+}
+
+/** A download link of a run's rows (`what` rejects|logs) with the current filters; the CSRF token rides in the query (a link sends no header). */
+function exportHref(runId, what, format, filters) {
+  const s = getSession();
+  const q = new URLSearchParams({ format, ctn: s?.csrfToken ?? '', ...Object.fromEntries(Object.entries(filters).filter(([, v]) => v)) });
+  return `${userPath(`/v1/sdk/pipeline-runs/${encodeURIComponent(runId)}/export/${what}/`)}?${q}`;
+}
+
+function downloads(what, label) {
+  const csv = h('a', { class: 'button secondary', id: `${what}-csv`, download: '' }, 'Download CSV');
+  const ndjson = h('a', { class: 'button secondary', id: `${what}-ndjson`, download: '' }, 'Download NDJSON');
+  return { csv, ndjson, node: h('div', { class: 'actions downloads', role: 'group', 'aria-label': `Download ${label}` }, csv, ndjson) };
+}
+
+/** Rejected rows: filters (step, reason), downloads of every kept row, a table and a pager; the controls stay put across refreshes. */
+function rejectsPanel(currentRun) {
+  let offset = 0;
+  const run = currentRun();
+  const step = stepSelect('rejects-step', 'Step', run, (s) => s.stepId);
+  const reason = h('input', { type: 'search', id: 'rejects-reason', name: 'reason', autocomplete: 'off', placeholder: 'Text in a reason' });
+  const dl = downloads('rejects', 'rejected rows');
+  const table = h('div', { id: 'rejects-table' });
+  const prev = h('button', { type: 'button', class: 'secondary', id: 'rejects-prev' }, 'Previous');
+  const next = h('button', { type: 'button', class: 'secondary', id: 'rejects-next' }, 'Next');
+  const info = h('span', { id: 'rejects-info' });
+  const pager = h('nav', { class: 'pager', 'aria-label': 'Rejected rows pages' }, prev, info, next);
+  const filters = () => ({ step: step.querySelector('select').value, reason: reason.value.trim() });
+  const load = async () => {
+    try {
+      const r = currentRun();
+      const f = filters();
+      const q = new URLSearchParams({ limit: String(REJECTS_PAGE), offset: String(offset), ...Object.fromEntries(Object.entries(f).filter(([, v]) => v)) });
+      const rows = (await call('GET', `${runPath(r.runId, '/rejects')}?${q}`)).body.rejects;
+      dl.csv.href = exportHref(r.runId, 'rejects', 'csv', f);
+      dl.ndjson.href = exportHref(r.runId, 'rejects', 'ndjson', f);
+      const filtered = Boolean(f.step || f.reason);
+      const total = r.rowsRejected || totals(r).rejected;
+      const kept = Math.min(total, 1000);
+      render(table, rejectsTable(rows, r, offset, filtered));
+      pager.hidden = !rows.length && offset === 0;
+      prev.disabled = offset === 0;
+      next.disabled = rows.length < REJECTS_PAGE || (!filtered && offset + rows.length >= kept);
+      info.textContent = rows.length
+        ? `Rows ${offset + 1}–${offset + rows.length}${filtered ? ' matching' : ` of ${count(kept)}${total > 1000 ? ` kept (${count(total)} rejected; the first 1,000 are kept)` : ''}`}`
+        : 'No rows on this page';
+    } catch (err) {
+      render(table, notice('bad', h('strong', {}, 'Could not load rejected rows. '), errorText(err)));
+    }
+  };
+  prev.addEventListener('click', () => { offset = Math.max(0, offset - REJECTS_PAGE); void load(); });
+  next.addEventListener('click', () => { offset += REJECTS_PAGE; void load(); });
+  const refilter = debounce(() => { offset = 0; void load(); }, 250);
+  step.querySelector('select').addEventListener('change', refilter);
+  reason.addEventListener('input', refilter);
+  const node = h('div', { id: 'rejects' },
+    h('form', { class: 'panel row filters', role: 'search', 'aria-label': 'Filter rejected rows', onsubmit: (e) => e.preventDefault() },
+      step, h('div', { class: 'grow' }, field('Reason contains', reason)), dl.node),
+    table, pager);
+  return { node, load };
+}
+
+/** The log: filters (level, step), downloads, the lines; the controls stay put across refreshes. */
+function logsPanel(currentRun) {
+  const run = currentRun();
+  const level = h('select', { id: 'logs-level', name: 'level' }, h('option', { value: '' }, 'All levels'), ['info', 'warn', 'error'].map((l) => h('option', { value: l }, l)));
+  const step = stepSelect('logs-step', 'Step', run, (s) => s.name);
+  const dl = downloads('logs', 'the log');
+  const list = h('div', { id: 'logs-list' });
+  const filters = () => ({ level: level.value, step: step.querySelector('select').value });
+  const load = async () => {
+    try {
+      const r = currentRun();
+      const f = filters();
+      const q = new URLSearchParams(Object.fromEntries(Object.entries(f).filter(([, v]) => v)));
+      const lines = (await call('GET', `${runPath(r.runId, '/logs')}${q.size ? `?${q}` : ''}`)).body.logs;
+      dl.csv.href = exportHref(r.runId, 'logs', 'csv', f);
+      dl.ndjson.href = exportHref(r.runId, 'logs', 'ndjson', f);
+      render(list, logView(lines, Boolean(f.level || f.step)));
+    } catch (err) {
+      render(list, notice('bad', h('strong', {}, 'Could not load the log. '), errorText(err)));
+    }
+  };
+  level.addEventListener('change', () => void load());
+  step.querySelector('select').addEventListener('change', () => void load());
+  const node = h('div', { id: 'logs' },
+    h('form', { class: 'panel row filters', role: 'search', 'aria-label': 'Filter the log', onsubmit: (e) => e.preventDefault() }, field('Level', level), step, dl.node),
+    list);
+  return { node, load };
 }
 
 function stat(label, value, key) {
@@ -179,34 +286,28 @@ function meter(share) {
   return h('span', { class: 'meter', 'aria-hidden': 'true' }, fill);
 }
 
-function rejectsView(rows, run, offset, go) {
-  const total = run.rowsRejected || totals(run).rejected;
-  if (!rows.length && offset === 0) return emptyState('No rejected rows', ACTIVE_RUN.includes(run.status) ? 'None so far.' : 'Every row passed its checks.');
-  const kept = Math.min(total, 1000);
-  const pager = h('nav', { class: 'pager', 'aria-label': 'Rejected rows pages' },
-    h('button', { type: 'button', class: 'secondary', disabled: offset === 0, onclick: () => go(Math.max(0, offset - REJECTS_PAGE)) }, 'Previous'),
-    h('span', { id: 'rejects-info' }, `Rows ${offset + 1}–${offset + rows.length} of ${count(kept)}${total > 1000 ? ` kept (${count(total)} rejected; the first 1,000 are kept)` : ''}`),
-    h('button', { type: 'button', class: 'secondary', disabled: rows.length < REJECTS_PAGE || offset + rows.length >= kept, onclick: () => go(offset + REJECTS_PAGE) }, 'Next'));
+function rejectsTable(rows, run, offset, filtered) {
+  if (!rows.length && offset === 0) {
+    return filtered ? emptyState('No rejected row matches', 'No kept row matches these filters.') : emptyState('No rejected rows', ACTIVE_RUN.includes(run.status) ? 'None so far.' : 'Every row passed its checks.');
+  }
   const stepName = (id) => run.steps.find((s) => s.stepId === id)?.name ?? id;
-  return h('div', {},
-    dataTable({
-      caption: 'Rejected rows with their reasons',
-      id: 'reject-table',
-      columns: [{ label: '#' }, { label: 'Step' }, { label: 'Reasons' }, { label: 'Row' }],
-      rows: rows.map((r, i) => ({
-        cells: [
-          String(offset + i + 1),
-          stepName(r.step),
-          h('ul', { class: 'reasons' }, r.reasons.map((x) => h('li', {}, x))),
-          h('code', { class: 'row-json' }, JSON.stringify(r.row)),
-        ],
-      })),
-    }),
-    pager);
+  return dataTable({
+    caption: 'Rejected rows with their reasons',
+    id: 'reject-table',
+    columns: [{ label: '#' }, { label: 'Step' }, { label: 'Reasons' }, { label: 'Row' }],
+    rows: rows.map((r, i) => ({
+      cells: [
+        String(offset + i + 1),
+        stepName(r.step),
+        h('ul', { class: 'reasons' }, r.reasons.map((x) => h('li', {}, x))),
+        h('code', { class: 'row-json' }, JSON.stringify(r.row)),
+      ],
+    })),
+  });
 }
 
-function logView(lines) {
-  if (!lines.length) return emptyState('No log lines', 'The run has not logged anything yet.');
+function logView(lines, filtered) {
+  if (!lines.length) return filtered ? emptyState('No log line matches', 'No line matches these filters.') : emptyState('No log lines', 'The run has not logged anything yet.');
   return h('ol', { class: 'log', 'aria-label': 'Run log' },
     lines.map((l) => h('li', { dataset: { level: l.level } },
       h('time', { datetime: l.at, class: 'mono muted' }, fmtDate(l.at).replace(' UTC', '')),

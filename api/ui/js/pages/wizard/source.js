@@ -62,9 +62,11 @@ export function sourceStep(ctx) {
   paintVendor();
   const test = h('button', { type: 'button', class: 'secondary', id: 'test-connection' }, 'Test Connection');
   test.addEventListener('click', async () => {
+    // Busy, not disabled: a disabled button loses keyboard focus (it would fall to the page).
+    if (test.getAttribute('aria-disabled') === 'true') return;
     collect();
     const key = testKey(s);
-    test.disabled = true;
+    test.setAttribute('aria-disabled', 'true');
     render(testOut, notice('info', 'Connecting…'));
     testOut.dataset.connected = 'testing';
     testOut.setAttribute('aria-busy', 'true');
@@ -74,7 +76,7 @@ export function sourceStep(ctx) {
     } catch (err) {
       s.tested = { key, result: { connected: false, message: errorText(err), durationMs: 0 } };
     } finally {
-      test.disabled = false;
+      test.removeAttribute('aria-disabled');
       testOut.removeAttribute('aria-busy');
     }
     paintTest();
