@@ -64,6 +64,8 @@ export const CONSTANTS: readonly { name: string; schema: string; pointer: string
   { name: 'AGGREGATIONS', schema: 'dashboard', pointer: '/$defs/measure/properties/aggregation/enum', doc: 'Measure aggregations.' },
   { name: 'PHASES', schema: 'api', pointer: '/$defs/StatusItem/properties/phase/enum', doc: 'Reconcile phases of a manifest.' },
   { name: 'CLIENT_STATUSES', schema: 'api', pointer: '/$defs/ListedClient/properties/status/enum', doc: 'Client registry statuses (docs/contract/api.md §3).' },
+  { name: 'RUN_STATUSES', schema: 'api', pointer: '/$defs/PipelineRun/properties/status/enum', doc: 'Statuses of a pipeline run.' },
+  { name: 'STEP_STATUSES', schema: 'api', pointer: '/$defs/RunStepProgress/properties/status/enum', doc: 'Statuses of a step of a pipeline run.' },
   { name: 'CLIENT_LIMITS', schema: 'client', pointer: '', limits: true, doc: 'String limits of an onboarding package\'s fields (minLength, maxLength, pattern).' },
   { name: 'VDM_LIMITS', schema: 'client', pointer: '/$defs/vdm', limits: true, doc: 'String limits of a VDM of an onboarding package.' },
   { name: 'CONNECTION_LIMITS', schema: 'api', pointer: '/$defs/ConnectionRequest', limits: true, doc: 'String limits of the wizard\'s data source (POST connections).' },

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { Authorizer, dashboardOwner } from '../../controller/authz/index.ts';
+import { dashboardOwner } from '../../controller/authz/index.ts';
 import { readDashboard } from '../../controller/kinds/dashboard/store.ts';
 import { NotFoundError } from '../../controller/errors.ts';
 import { requireApiKey, requireSession } from '../auth/guards.ts';

@@ -3,8 +3,11 @@
  * route's `schema` and to publish in the OpenAPI document.
  */
 
-export const RUN_STATUS_VALUES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
-export const STEP_STATUS_VALUES = ['pending', 'running', 'succeeded', 'failed', 'skipped'] as const;
+import { RUN_STATUSES, STEP_STATUSES } from '../../controller/generated/schema-constants.ts';
+
+/** The run's and its steps' statuses: the lists in schemas/api.schema.json. */
+export const RUN_STATUS_VALUES = RUN_STATUSES;
+export const STEP_STATUS_VALUES = STEP_STATUSES;
 export const RUN_TRIGGER_VALUES = ['api', 'schedule', 'cli'] as const;
 /** `limit` bounds of the listings. */
 export const LIMITS = { runs: { default: 20, max: 1000 }, rejects: { default: 100, max: 1000 }, logs: { default: 1000, max: 1000 } } as const;

@@ -114,7 +114,8 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
   readonly #generatedPrunes = new Set<string>();
   /** Sets to render again once the current work settles (a generated key changed phase outside a sync). */
   readonly #setsToSettle = new Set<string>();
-  #settling: Promise<void> | undefined;
+  /** Whether a settle pass is queued or running (one at a time). */
+  #settling = false;
   #batches = 0;
 
   constructor(opts: ReconcilerOptions) {
@@ -355,7 +356,9 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
 
   #settleLater(setKey: string): void {
     this.#setsToSettle.add(setKey);
-    this.#settling ??= Promise.resolve().then(async () => {
+    if (this.#settling) return;
+    this.#settling = true;
+    void Promise.resolve().then(async () => {
       try {
         while (this.#setsToSettle.size > 0) {
           const [next] = this.#setsToSettle;
@@ -363,7 +366,7 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
           await this.expandSet(next);
         }
       } finally {
-        this.#settling = undefined;
+        this.#settling = false;
       }
     });
   }

@@ -37,15 +37,15 @@ describe('first admin from BI_ADMIN_USER / BI_ADMIN_PASSWORD', () => {
     const out = new Writable({ write: (chunk: Buffer, _enc, cb) => (lines.push(chunk.toString('utf8')), cb()) });
     const log = createLogger({ level: 'info', out, batch: false });
     const s1 = await startServer(config({}), { log });
-    const listening = lines.find((l) => / INFO  listening /.test(l)) ?? '';
+    const listening = lines.find((l) => / INFO {2}listening /.test(l)) ?? '';
     expect(listening).toContain(`console=${s1.url}/ui/`);
-    expect(lines.filter((l) => / WARN  /.test(l)).map((l) => l.replace(/^\S+ WARN  /, '').trim())).toEqual([
+    expect(lines.filter((l) => / WARN {2}/.test(l)).map((l) => l.replace(/^\S+ WARN {2}/, '').trim())).toEqual([
       `no user exists yet, so nobody can log in to the console at ${s1.url}/ui/: create the first admin with BI_ADMIN_USER and BI_ADMIN_PASSWORD (at least 8 characters) and start again, or run: echo 'a-long-password' | npx bictl users add admin --admin`,
     ]);
     await s1.close();
     lines.length = 0;
     const s2 = await startServer(config({ BI_ADMIN_USER: 'root', BI_ADMIN_PASSWORD: 'first-admin-password' }), { log });
-    expect(lines.filter((l) => / WARN  /.test(l))).toEqual([]);
+    expect(lines.filter((l) => / WARN {2}/.test(l))).toEqual([]);
     await s2.close();
   });
 
