@@ -5,7 +5,7 @@ import { isManifestPath, parseManifest } from '../manifest/loader.ts';
 import type { SchemaRegistry } from '../manifest/validator.ts';
 import { IdAllocator } from '../store/ids.ts';
 import type { Store } from '../store/db.ts';
-import type { Applier, Clock, Manifest, Problem } from '../types.ts';
+import type { Applier, Clock, Manifest, Problem, ResourceRefs } from '../types.ts';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.ts';
 import { DesiredState, INVALID_PREFIX, type KnownRow, type ScanMeta } from './desired.ts';
 import { massPruneRefusal, PRUNE_WINDOW_MS, pruneOrder, RemovalWindow } from './prune-guard.ts';
@@ -444,9 +444,10 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
   /**
    * The one dry run: applies `objects` (in apply order) through their appliers' real checks and
    * apply, inside ONE store transaction that always rolls back. Nothing is written, no event is
-   * sent. Per key: applied, or the step and message it would fail with.
+   * sent. Per key: applied (with the IDs the apply gave, `(new)` ones rolled back), or the step and
+   * reason it would fail with. `actor`: whom the apply is recorded for (nothing is kept).
    */
-  dryRun(objects: { key: string; manifest: Manifest }[]): Map<string, DryRunResult> {
+  dryRun(objects: { key: string; manifest: Manifest }[], opts: { actor?: string } = {}): Map<string, DryRunResult> {
     const out = new Map<string, DryRunResult>();
     const ids = new IdAllocator({ db: this.#db, clock: this.#clock });
     const now = this.#clock();
@@ -462,10 +463,10 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
             if (problems.length) throw new StepError('validate', problems.map(formatProblem).join('; '));
             const row = this.status.get(key);
             const previous = row && isLive(row) ? row.resourceIds : undefined;
-            this.#db.transaction(() => applier.apply({ db: this.#db, ids, now, key, manifest, previous, actor: 'preview', step: () => {} }))();
-            out.set(key, { ok: true });
+            const resourceIds = this.#db.transaction(() => applier.apply({ db: this.#db, ids, now, key, manifest, previous, actor: opts.actor ?? 'preview', step: () => {} }))();
+            out.set(key, { ok: true, resourceIds });
           } catch (err) {
-            out.set(key, { ok: false, step: err instanceof StepError ? err.step : 'apply', message: boundMessage((err as Error).message) });
+            out.set(key, dryRunFailure(err));
           }
         }
         throw DRY_RUN_ROLLBACK;
@@ -757,7 +758,24 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
 /** Thrown to end a dry run's transaction: it always rolls back. */
 const DRY_RUN_ROLLBACK = new Error('dry run');
 
-export type DryRunResult = { ok: true } | { ok: false; step: string; message: string };
+/**
+ * What the dry run found for one object: applied, with the IDs the apply gave; or refused at
+ * `step` for `reason`, and `message` the one text of that refusal (`<step>: <reason>`, as a
+ * StepError reads) that every dry run answers.
+ */
+export type DryRunResult = { ok: true; resourceIds: ResourceRefs } | DryRunFailure;
+export interface DryRunFailure {
+  ok: false;
+  step: string;
+  reason: string;
+  message: string;
+}
+
+/** An error of a dry run's apply as its failure: a StepError's step, any other error is the `apply` step's. */
+function dryRunFailure(err: unknown): DryRunFailure {
+  const error = err instanceof StepError ? err : new StepError('apply', (err as Error).message);
+  return { ok: false, step: error.step, reason: boundMessage(error.reason), message: boundMessage(error.message) };
+}
 
 function kindOf(key: string): string {
   return key.slice(0, key.indexOf('/'));

@@ -75,11 +75,12 @@ export class ImportDashboard {
     return valid;
   }
 
-  /** What an import would create, writing nothing. */
+  /** What an import would create, writing nothing: the checks, then the reconciler's dry run of the manifest it would write. */
   async plan(body: unknown, caller: Principal): Promise<ImportPlan> {
     const spec = this.check(body, caller);
+    const { relPath } = await this.#manifests.dryRun({ displayName: spec.name, kind: 'Dashboard', spec: body as Rec, caller });
     const sections = buildSections(sectionsOf(spec)).map((s) => ({ ...s, experimentId: NEW_ID }));
-    return { dryRun: true, manifest: await this.#manifests.peek(spec.name), facadeId: NEW_ID, experiments: importSummary(sections) };
+    return { dryRun: true, manifest: relPath, facadeId: NEW_ID, experiments: importSummary(sections) };
   }
 
   async run(body: unknown, caller: Principal): Promise<ImportResult> {

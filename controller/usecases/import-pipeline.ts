@@ -64,8 +64,10 @@ export class ImportPipeline {
     return spec;
   }
 
-  plan(body: unknown, caller: Principal): PipelinePlan {
+  /** What an import would create, writing nothing: the checks, then the reconciler's dry run of the manifest it would write. */
+  async plan(body: unknown, caller: Principal): Promise<PipelinePlan> {
     const spec = this.check(body, caller);
+    await this.#manifests.dryRun({ displayName: spec.name, kind: 'Pipeline', spec: body as Record<string, unknown>, caller });
     const now = this.#rt.clock();
     const next = nextRunAt(spec.schedule, now, now);
     return {

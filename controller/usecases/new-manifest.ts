@@ -1,9 +1,10 @@
 import type { ReconcileResult } from '../reconciler/types.ts';
 import type { Runtime } from '../runtime.ts';
-import type { Manifest } from '../types.ts';
+import type { Manifest, ResourceRefs } from '../types.ts';
 import { ManifestNames } from '../writers/free-names.ts';
 import { slugify } from '../writers/paths.ts';
 import type { Principal } from '../auth/principal.ts';
+import { dryRunDocument } from './dry-run.ts';
 
 export interface NewManifestRequest<T> {
   /** Display name the manifest name is made from (slugified, suffixed `-2`, `-3`, … when taken). */
@@ -31,9 +32,16 @@ export class NewManifests {
     this.#names = new ManifestNames({ kind: opts.kind, dir: opts.dir, locks: opts.runtime.locks, status: opts.runtime.reconciler.status, writer: opts.runtime.writer });
   }
 
-  /** The manifest path an import of `displayName` would get now, reserving nothing (dry runs). */
-  async peek(displayName: string): Promise<string> {
-    return this.#names.relPath(await this.#names.peek(this.#base(displayName)));
+  /**
+   * What an import would do, writing nothing: the manifest path it would get now (nothing
+   * reserved) and the reconciler's dry run of the manifest it would write (throws its refusal).
+   */
+  async dryRun(req: Omit<NewManifestRequest<unknown>, 'message' | 'accept'>): Promise<{ relPath: string; resourceIds: ResourceRefs }> {
+    const name = await this.#names.peek(this.#base(req.displayName));
+    const relPath = this.#names.relPath(name);
+    const manifest: Manifest = { apiVersion: 'bi.controller/v1', kind: req.kind, metadata: { name }, spec: req.spec };
+    const { document } = this.#rt.submitter.render(relPath, manifest, req.caller);
+    return { relPath, resourceIds: dryRunDocument(this.#rt, relPath, document, { actor: req.caller.userId }) };
   }
 
   async submit<T>(req: NewManifestRequest<T>): Promise<T> {
