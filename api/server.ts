@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from '../controller/config.ts';
 import { UserStore } from '../controller/auth/users.ts';
 import { createLogger, type Logger } from '../controller/log.ts';
-import { Runtime } from '../controller/runtime.ts';
+import { createRuntime, type Runtime } from '../controller/runtime.ts';
 import type { SyncReport } from '../controller/reconciler/types.ts';
 import { redactUrl } from '../controller/lib/redact-url.ts';
 import { EXAMPLES_DIR, seedManifests } from '../controller/sources/seed.ts';
@@ -61,7 +61,7 @@ export async function startServer(config: Config, opts: { log?: Logger } = {}): 
   if (config.seedManifests && seedManifests(config.manifestsDir)) log.info({ manifests: config.manifestsDir, from: EXAMPLES_DIR }, 'seeded the manifests folder with the examples');
   let runtime: Runtime;
   try {
-    runtime = new Runtime({ config, log });
+    runtime = createRuntime({ config, log });
   } catch (err) {
     releaseStore(config.dataDir);
     throw err;

@@ -160,7 +160,7 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
 
   /** The kinds an applier is registered for, in apply order. */
   get kinds(): string[] {
-    return [...this.#appliers.values()].sort((a, b) => a.order - b.order).map((a) => a.kind);
+    return applierKinds([...this.#appliers.values()]);
   }
 
   /** The work queue's load: keys waiting, keys running, and how long the oldest run has been going. */
@@ -753,6 +753,11 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
     if (outcome.result.phase === 'Synced') this.#desired.release(key);
     return outcome;
   }
+}
+
+/** The kinds of `appliers`, in apply order. */
+export function applierKinds(appliers: readonly Applier[]): string[] {
+  return [...appliers].sort((a, b) => a.order - b.order).map((a) => a.kind);
 }
 
 /** Thrown to end a dry run's transaction: it always rolls back. */

@@ -1,6 +1,9 @@
 import type { ReconcileResult } from '../reconciler/types.ts';
-import type { Runtime } from '../runtime.ts';
-import type { Manifest, ResourceRefs } from '../types.ts';
+import type { SchemaRegistry } from '../manifest/validator.ts';
+import type { KeyedMutex } from '../mutex.ts';
+import type { Reconciler } from '../reconciler/reconciler.ts';
+import type { ManifestSubmitter } from '../writers/submit.ts';
+import type { Manifest, ManifestWriter, ResourceRefs } from '../types.ts';
 import { ManifestNames } from '../writers/free-names.ts';
 import { slugify } from '../writers/paths.ts';
 import type { Principal } from '../auth/principal.ts';
@@ -17,16 +20,25 @@ export interface NewManifestRequest<T> {
   accept(result: ReconcileResult): T;
 }
 
+/** What creating new manifests needs of the controller. */
+export interface NewManifestPorts {
+  readonly schemas: SchemaRegistry;
+  readonly locks: KeyedMutex;
+  readonly reconciler: Pick<Reconciler, 'status' | 'dryRun'>;
+  readonly writer: ManifestWriter;
+  readonly submitter: Pick<ManifestSubmitter, 'render' | 'submit'>;
+}
+
 /**
  * Imports that always create a new object (dashboards, pipelines): a free manifest name under
  * `dir`, reserved while the write is in flight, then the one submit path.
  */
 export class NewManifests {
-  readonly #rt: Runtime;
+  readonly #rt: NewManifestPorts;
   readonly #names: ManifestNames;
   readonly #fallback: string;
 
-  constructor(opts: { runtime: Runtime; kind: string; dir: string; fallbackName: string }) {
+  constructor(opts: { runtime: NewManifestPorts; kind: string; dir: string; fallbackName: string }) {
     this.#rt = opts.runtime;
     this.#fallback = opts.fallbackName;
     this.#names = new ManifestNames({ kind: opts.kind, dir: opts.dir, locks: opts.runtime.locks, status: opts.runtime.reconciler.status, writer: opts.runtime.writer });

@@ -3,18 +3,33 @@ import { clientResources, offboardPlan, type OffboardPlan } from '../kinds/clien
 import { readClient } from '../kinds/client/registry.ts';
 import type { ClientRefs } from '../kinds/client/types.ts';
 import { manifestKey } from '../manifest/loader.ts';
+import type { KeyedMutex } from '../mutex.ts';
+import type { Reconciler } from '../reconciler/reconciler.ts';
 import type { StatusRecord } from '../reconciler/status.ts';
-import type { Runtime } from '../runtime.ts';
+import type { Store } from '../store/db.ts';
+import type { ManifestSubmitter } from '../writers/submit.ts';
 import type { Principal } from '../auth/principal.ts';
 
+/** What finding a client's manifest row needs. */
+export interface ClientRowPorts {
+  readonly db: Store;
+  readonly reconciler: Pick<Reconciler, 'status'>;
+}
+
+/** What offboarding needs of the controller. */
+export interface OffboardPorts extends ClientRowPorts {
+  readonly locks: KeyedMutex;
+  readonly submitter: Pick<ManifestSubmitter, 'withdraw'>;
+}
+
 /** The reconcile row of a client's manifest (the registry names it; API onboarding names it `Client/<ID>`). */
-export function clientManifestRow(rt: Runtime, clientId: string): StatusRecord | undefined {
+export function clientManifestRow(rt: ClientRowPorts, clientId: string): StatusRecord | undefined {
   const key = readClient(rt.db, clientId)?.manifest_key ?? manifestKey('Client', clientId);
   return rt.reconciler.status.get(key);
 }
 
 /** What the prune of the client's manifest would remove and keep, or undefined when nothing can be withdrawn. */
-export function planOffboarding(rt: Runtime, clientId: string): OffboardPlan | undefined {
+export function planOffboarding(rt: ClientRowPorts, clientId: string): OffboardPlan | undefined {
   const row = clientManifestRow(rt, clientId);
   if (!row || !row.path || row.phase === 'Pruned') return undefined;
   return offboardPlan(rt.db, row.key, row.path, row.resourceIds as Partial<ClientRefs>, clientResources(rt.db, clientId));
@@ -33,9 +48,9 @@ export interface Offboarded {
  * what the manifest created. `confirm` must repeat the client ID (the console's typed name).
  */
 export class OffboardClient {
-  readonly #rt: Runtime;
+  readonly #rt: OffboardPorts;
 
-  constructor(opts: { runtime: Runtime }) {
+  constructor(opts: { runtime: OffboardPorts }) {
     this.#rt = opts.runtime;
   }
 

@@ -4,13 +4,28 @@ import { onboardView, readClient, type OnboardedClient } from '../kinds/client/r
 import { parseOnboardingPackage } from '../kinds/client/rules.ts';
 import type { ClientRefs, ClientSpec } from '../kinds/client/types.ts';
 import type { Authorizer } from '../authz/index.ts';
-import type { Runtime } from '../runtime.ts';
-import type { Manifest } from '../types.ts';
+import type { SchemaRegistry } from '../manifest/validator.ts';
+import type { KeyedMutex } from '../mutex.ts';
+import type { Reconciler } from '../reconciler/reconciler.ts';
+import type { Store } from '../store/db.ts';
+import type { ManifestSubmitter } from '../writers/submit.ts';
+import type { Clock, Manifest } from '../types.ts';
 import type { Principal } from '../auth/principal.ts';
 import { dryRunDocument } from './dry-run.ts';
 
 /** Where the API records a client's desired state: one manifest per client, named by its ID. */
 export const clientManifestPath = (clientId: string): string => `clients/${clientId}.yaml`;
+
+/** What onboarding needs of the controller. */
+export interface OnboardPorts {
+  readonly db: Store;
+  readonly clock: Clock;
+  readonly schemas: SchemaRegistry;
+  readonly authz: Authorizer;
+  readonly locks: KeyedMutex;
+  readonly reconciler: Pick<Reconciler, 'dryRun'>;
+  readonly submitter: Pick<ManifestSubmitter, 'render' | 'submit'>;
+}
 
 export type OnboardOutcome =
   | { status: 'COMPLETED' | 'ALREADY_EXISTS'; client: OnboardedClient }
@@ -22,10 +37,10 @@ export type OnboardOutcome =
  * withdrawn again (all or nothing). A dry run plans only.
  */
 export class OnboardClient {
-  readonly #rt: Runtime;
+  readonly #rt: OnboardPorts;
   readonly #authz: Authorizer;
 
-  constructor(opts: { runtime: Runtime }) {
+  constructor(opts: { runtime: OnboardPorts }) {
     this.#rt = opts.runtime;
     this.#authz = opts.runtime.authz;
   }

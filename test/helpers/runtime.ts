@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../api/app.ts';
 import { loadConfig } from '../../controller/config.ts';
 import { SchemaRegistry } from '../../controller/manifest/validator.ts';
-import { Runtime, type RuntimeOptions } from '../../controller/runtime.ts';
+import { createRuntime, type Runtime, type RuntimeOptions } from '../../controller/runtime.ts';
 import { DirectorySource } from '../../controller/sources/directory.ts';
 import { FakeClock, ManualScheduler } from './clock.ts';
 import { checkResponses } from './openapi.ts';
@@ -50,7 +50,7 @@ export async function makeTestRuntime(opts: Partial<RuntimeOptions> & { dir?: st
   const scheduler = new ManualScheduler();
   const source = new DirectorySource({ root: manifests, watch: false });
   const config = loadConfig(opts.env ?? {}, { manifestsDir: manifests, dbPath: join(dir, 'data', 'bi.sqlite'), dataDir: join(dir, 'data') });
-  const rt = new Runtime({ config, clock: clock.now, scheduler: scheduler.schedule, random: () => 0, source, schemas: (opts.config ?? config).strictManifests ? undefined : testSchemas(), ...opts });
+  const rt = createRuntime({ config, clock: clock.now, scheduler: scheduler.schedule, random: () => 0, source, schemas: (opts.config ?? config).strictManifests ? undefined : testSchemas(), ...opts });
   await rt.start();
   const t: TestRuntime = {
     rt,

@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import { stringify } from 'yaml';
 import { loadConfig } from '../../../controller/config.ts';
 import { createLogger } from '../../../controller/log.ts';
-import { Runtime } from '../../../controller/runtime.ts';
+import { createRuntime, type Runtime } from '../../../controller/runtime.ts';
 import type { GitSource } from '../../../controller/sources/git.ts';
 import { FakeClock, ManualScheduler } from '../../helpers/clock.ts';
 
@@ -174,7 +174,7 @@ export async function makeGitRuntime(opts: GitRuntimeOptions): Promise<GitTestRu
     },
     { manifestsDir: join(dir, 'unused'), dbPath: join(dir, 'data', 'bi.sqlite'), dataDir: join(dir, 'data') },
   );
-  const rt = new Runtime({
+  const rt = createRuntime({
     config,
     clock: clock.now,
     scheduler: scheduler.schedule,
