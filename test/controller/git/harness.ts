@@ -9,6 +9,7 @@ import { createLogger } from '../../../controller/log.ts';
 import { createRuntime, type Runtime } from '../../../controller/runtime.ts';
 import type { GitSource } from '../../../controller/sources/git.ts';
 import { FakeClock, ManualScheduler } from '../../helpers/clock.ts';
+import { testSchemas } from '../../helpers/runtime.ts';
 
 const GIT_ENV = {
   ...process.env,
@@ -179,6 +180,7 @@ export async function makeGitRuntime(opts: GitRuntimeOptions): Promise<GitTestRu
     clock: clock.now,
     scheduler: scheduler.schedule,
     random: () => 0,
+    schemas: config.strictManifests ? undefined : testSchemas(),
     log: createLogger({ level: 'debug', out }),
     sleep: async (ms) => {
       sleeps.push(ms);
