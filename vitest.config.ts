@@ -12,6 +12,11 @@ export default defineConfig({
           exclude: ['test/e2e/**', 'test/reliability/**'],
           testTimeout: 20_000,
           hookTimeout: 30_000,
+          // Files of a worker share one module graph: the compiled schemas (test/helpers/schemas.ts)
+          // and the transformed modules are made once per worker, not once per file (~3x faster).
+          // Safe because no unit test mocks a module or leaves a global changed (env stubs are undone).
+          isolate: false,
+          unstubEnvs: true,
         },
       },
       { test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], testTimeout: 120_000, hookTimeout: 120_000, fileParallelism: false } },

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from '../controller/config.ts';
 import { UserStore } from '../controller/auth/users.ts';
 import { createLogger, type Logger } from '../controller/log.ts';
-import { Runtime } from '../controller/runtime.ts';
+import { createRuntime, type Runtime } from '../controller/runtime.ts';
 import type { SyncReport } from '../controller/reconciler/types.ts';
 import { redactUrl } from '../controller/lib/redact-url.ts';
 import { EXAMPLES_DIR, seedManifests } from '../controller/sources/seed.ts';
@@ -13,6 +13,7 @@ import { removeStaleTempFiles } from '../controller/writers/directory.ts';
 import { buildApp } from './app.ts';
 import { listenControlSocket, MAX_SOCKET_PATH, type ControlSocket } from './control-socket.ts';
 import { consoleUrl, firstStartHint } from './first-start.ts';
+import type { SchemaRegistry } from '../controller/manifest/validator.ts';
 
 export interface Server {
   app: FastifyInstance;
@@ -53,7 +54,7 @@ async function openControlSocket(runtime: Runtime, log: Server['runtime']['log']
 const DRAIN_GRACE_MS = 3000;
 
 /** `bictl serve`: the runtime, its first sync, the HTTP API on HOST:PORT. */
-export async function startServer(config: Config, opts: { log?: Logger } = {}): Promise<Server> {
+export async function startServer(config: Config, opts: { log?: Logger; /** Compiled schemas to share (tests). */ schemas?: SchemaRegistry } = {}): Promise<Server> {
   const log = opts.log ?? createLogger({ level: config.logLevel });
   checkDataDirPlacement(config);
   // One store, one writer: a second server (or a bictl sync in progress) on this store is refused.
@@ -61,7 +62,7 @@ export async function startServer(config: Config, opts: { log?: Logger } = {}): 
   if (config.seedManifests && seedManifests(config.manifestsDir)) log.info({ manifests: config.manifestsDir, from: EXAMPLES_DIR }, 'seeded the manifests folder with the examples');
   let runtime: Runtime;
   try {
-    runtime = new Runtime({ config, log });
+    runtime = createRuntime({ config, log, schemas: opts.schemas });
   } catch (err) {
     releaseStore(config.dataDir);
     throw err;

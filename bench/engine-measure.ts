@@ -11,7 +11,7 @@ import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import { StreamingPipelineEngine } from '../controller/runs/engine/engine.ts';
-import { WorkerThreadEngine } from '../controller/runs/worker-engine.ts';
+import { WorkerThreadEngine } from '../controller/runs/thread-engine.ts';
 import type { ResolvedConnection } from '../controller/runs/types.ts';
 import { COLUMNS, TRANSFORM_RULES, VALIDATE_RULES, seedSql } from './scenarios/pipeline.ts';
 

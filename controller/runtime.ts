@@ -12,7 +12,8 @@ import { defaultAppliers } from './kinds/index.ts';
 import { silentLogger, type Logger } from './log.ts';
 import { SchemaRegistry } from './manifest/validator.ts';
 import { KeyedMutex } from './mutex.ts';
-import { Reconciler } from './reconciler/reconciler.ts';
+import { applierKinds, Reconciler } from './reconciler/reconciler.ts';
+import { StatusStore } from './reconciler/status.ts';
 import { AppliedStore } from './reconciler/applied.ts';
 import type { PlanEntry, SyncReport } from './reconciler/types.ts';
 import { WriterLock } from './git/lock.ts';
@@ -26,7 +27,7 @@ import { GitSource } from './sources/git.ts';
 import { notingOwnWrites } from './sources/own-writes.ts';
 import { openStore, type Store } from './store/db.ts';
 import type { Applier, Clock, Manifest, ManifestSource, ManifestWriter } from './types.ts';
-import { ManifestSubmitter } from './usecases/submit.ts';
+import { ManifestSubmitter } from './writers/submit.ts';
 import { Authorizer } from './authz/index.ts';
 import { RegistrySearch } from './kinds/client/search.ts';
 import { DirectoryWriter } from './writers/directory.ts';
@@ -39,6 +40,7 @@ import { SecretStore } from './secrets/store.ts';
 import type { PipelineEngine } from './runs/types.ts';
 import { ClientPurge } from './usecases/purge-client.ts';
 import { ClientHoldsObserver } from './usecases/client-holds.ts';
+import type { LifecyclePorts } from './usecases/ports.ts';
 import { auditRecorded } from './audit/reconcile.ts';
 import { pruneAudit } from './audit/log.ts';
 
@@ -84,8 +86,240 @@ export function cloneDir(dataDir: string, url: string): string {
 export type ShutdownHook = () => Promise<void> | void;
 
 /**
+ * Builds a runtime, each part after what it needs: store and schemas; the services on the store;
+ * metrics and notifications (before the git source, which reports to both); the source and
+ * writer; the reconciler reading that source; the write path, the runs and the lifecycle; then
+ * what observes them. No part is handed a closure over a part not built yet.
+ */
+export function createRuntime(opts: RuntimeOptions): Runtime {
+  const config = opts.config;
+  const clock = opts.clock ?? systemClock;
+  const log = opts.log ?? silentLogger();
+  const maintenance = opts.maintenanceScheduler ?? realScheduler;
+  const shutdown: ShutdownHook[] = [];
+  const inFlight = new WorkInFlight();
+  const locks = new KeyedMutex();
+  const db = openStore(config.dbPath);
+  const schemas = opts.schemas ?? new SchemaRegistry(undefined, { strict: config.strictManifests });
+  const applied = new AppliedStore(db);
+  const clientSets = new ClientSetGenerator({ db, schemas, clock });
+  const authz = new Authorizer({ db });
+  const search = new RegistrySearch({ db });
+  const secrets = new SecretStore({ db, secretKey: config.secretKey, clock });
+  shutdown.push(() => search.close());
+  const auth = new AuthService({ db, clock, log, settings: { ...authSettingsOf(config.auth), ...opts.auth } });
+  shutdown.push(() => auth.close());
+  const appliers = opts.appliers ?? defaultAppliers({ scheduleMinIntervalMs: config.scheduleMinIntervalMs, retentionMs: config.retentionMs });
+  const metrics = new ControllerMetrics({ db, kinds: applierKinds(appliers) });
+  const notifications = new Notifications({
+    db,
+    status: new StatusStore(db).list(),
+    clock,
+    scheduler: opts.scheduler,
+    random: opts.random,
+    log,
+    // The pipelines' egress rules without their allow-list (BI_PIPELINE_EGRESS is for pipelines).
+    egress: new NetworkEgressPolicy({ listen: { host: config.host, port: config.port } }),
+    onAttempt: (d, result) => metrics.notifications.inc({ notifier: d.notifier, event: d.event, result }),
+  });
+  // Registered before the rest, so it runs late at shutdown: deliveries in flight finish before the store closes.
+  // A receiver that hangs delays the stop by 2 s at most (its attempt's own timeout is 10 s).
+  shutdown.push(async () => {
+    await Promise.race([notifications.idle(), new Promise<void>((resolve) => setTimeout(resolve, 2000).unref())]);
+    notifications.stop();
+  });
+  const git = opts.source ? undefined : gitParts(opts, { db, clock, log, metrics, notifications });
+  const source =
+    opts.source ??
+    git?.source ??
+    new DirectorySource({
+      root: config.manifestsDir,
+      scheduler: opts.scheduler ?? realScheduler,
+      onError: (err) => log.error({ err: err.message }, 'watcher error'),
+    });
+  const writer =
+    opts.writer ??
+    git?.writer ??
+    (source instanceof DirectorySource ? notingOwnWrites(new DirectoryWriter({ root: source.root }), source) : new DirectoryWriter({ root: source.root }));
+  const reconciler = new Reconciler({
+    db,
+    schemas,
+    appliers,
+    generators: [clientSets],
+    read: (path) => source.read(path),
+    clock,
+    scheduler: opts.scheduler,
+    random: opts.random,
+    pruneWindowMs: opts.pruneWindowMs,
+    observeRecord: ((audit) => (result, facts, previous) => {
+      audit(result, facts, previous);
+      applied.observe(result, facts, clock());
+    })(auditRecorded(db, clock)),
+  });
+  source.connect(reconciler);
+  const submitter = new ManifestSubmitter({ writer, reconciler, track: (fn) => inFlight.track(fn) });
+  const runs = new PipelineRuns({
+    db,
+    config,
+    secrets,
+    engine: opts.engine,
+    clock,
+    scheduler: opts.scheduler ?? realScheduler,
+    log,
+    pipelineEvents: reconciler,
+    retentionScheduler: maintenance,
+    onFinished: (run) => reportRun(run, metrics, notifications),
+  });
+  const lifecycle: LifecyclePorts = { db, clock, log, config, locks, auth, runs, reconciler, source, submitter, notifications };
+  const purges = new ClientPurge({ runtime: lifecycle });
+  const holds = new ClientHoldsObserver({ runtime: lifecycle });
+  metrics.watch({
+    queue: () => reconciler.queueStats,
+    notificationDepth: () => notifications.depth,
+    purgesPending: () => purges.pendingCount(),
+    clientSetTenants: () => clientSetTenantCounts(new ClientSetReads({ store: clientSets.store, status: reconciler.status })),
+  });
+  if (runs.dispatcher instanceof QueueRunDispatcher) registerWorkerMetrics(metrics.registry, runs.dispatcher);
+  reconciler.on('event', (e) => {
+    // Observers never fail a reconcile: the Recorder emits inside the loop.
+    try {
+      metrics.observeReconcile(e);
+      notifications.onReconcileEvent(e);
+      holds.onEvent(e);
+    } catch (err) {
+      log.error({ err: (err as Error).message, key: e.key }, 'observing an event failed');
+    }
+    if (e.type === 'step') log.debug({ key: e.key, step: e.step }, 'step');
+    else if (e.type === 'prune-blocked' || e.type === 'rollout-paused') log.warn({ key: e.key, message: e.message }, e.type);
+    else if (e.phase === 'Failed' || e.phase === 'Invalid') log.warn({ key: e.key, phase: e.phase, reason: e.reason, message: e.message }, 'phase');
+    else log.info({ key: e.key, phase: e.phase }, 'reconciled');
+  });
+  return new Runtime({
+    config,
+    db,
+    schemas,
+    applied,
+    reconciler,
+    clientSets,
+    source,
+    writer,
+    submitter,
+    clock,
+    log,
+    locks,
+    runs,
+    metrics,
+    notifications,
+    auth,
+    authz,
+    search,
+    secrets,
+    purges,
+    holds,
+    maintenance,
+    inFlight,
+    shutdown,
+  });
+}
+
+/** A finished pipeline run, once: counted in the metrics and notified. */
+function reportRun(run: RunOutcome, metrics: ControllerMetrics, notifications: Notifications): void {
+  metrics.observe(run);
+  notifications.onRun(run);
+}
+
+/** Git mode: the working clone, its one writer lock, the polling source and the committing writer. */
+function gitParts(
+  opts: RuntimeOptions,
+  deps: { db: Store; clock: Clock; log: Logger; metrics: ControllerMetrics; notifications: Notifications },
+): { source: GitSource; writer: GitWriter } | undefined {
+  const git = opts.config.git;
+  if (!git) return undefined;
+  const scheduler = opts.scheduler ?? realScheduler;
+  const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((resolve) => scheduler(resolve, ms)));
+  const repo = new GitRepo({
+    dir: cloneDir(opts.config.dataDir, git.url),
+    url: git.url,
+    branch: git.branch,
+    committer: { name: git.authorName, email: git.authorEmail },
+    observe: (op, seconds, error) => {
+      deps.metrics.observeGit(op, seconds, error);
+      // A push the remote refused because it moved is the normal race, resolved by rebasing.
+      if (error === undefined || !isNonFastForward(error)) deps.notifications.onGit(op, git.branch, error === undefined ? undefined : gitMessage(error));
+    },
+  });
+  const lock = new WriterLock();
+  const source = new GitSource({
+    repo,
+    lock,
+    db: deps.db,
+    path: git.path,
+    intervalMs: git.intervalMs,
+    scheduler,
+    clock: deps.clock,
+    log: deps.log,
+    random: opts.random,
+    sleep,
+  });
+  const writer = new GitWriter({
+    repo,
+    lock,
+    root: source.root,
+    path: git.path,
+    sleep,
+    random: opts.random,
+    log: deps.log,
+    // Real time on purpose: a few ms for a burst's stragglers to join its batch, ended early by them.
+    gather: { maxMs: GATHER_MS, wait: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) },
+    onRemoteMoved: () => source.requestSync(),
+  });
+  return { source, writer };
+}
+
+/** Every part of a runtime, built by createRuntime() in dependency order. */
+export interface RuntimeParts
+  extends Pick<
+    Runtime,
+    'config' | 'db' | 'schemas' | 'reconciler' | 'applied' | 'clientSets' | 'source' | 'writer' | 'submitter' | 'clock' | 'log' | 'locks' | 'runs' | 'metrics' | 'notifications' | 'auth' | 'authz' | 'search' | 'secrets' | 'purges' | 'holds'
+  > {
+  readonly maintenance: Scheduler;
+  readonly inFlight: WorkInFlight;
+  readonly shutdown: ShutdownHook[];
+}
+
+/**
+ * API writes in flight: refused once stopping, awaited by stop() before the store closes. Made
+ * first, so the write path can track its work before the runtime that owns it exists.
+ */
+export class WorkInFlight {
+  readonly #pending = new Set<Promise<unknown>>();
+  #stopped = false;
+
+  track<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.#stopped) return Promise.reject(new UnavailableError('the controller is shutting down'));
+    const p = fn();
+    this.#pending.add(p);
+    const done = () => this.#pending.delete(p);
+    p.then(done, done);
+    return p;
+  }
+
+  /** Refuses new work from now on; answers whether it was already stopped. */
+  stop(): boolean {
+    const was = this.#stopped;
+    this.#stopped = true;
+    return was;
+  }
+
+  /** Settles once the work in flight now has. */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.#pending]);
+  }
+}
+
+/**
  * The controller's parts wired together: store, schemas, reconciler, source and writer.
- * `bictl serve` builds one and hands it to the API; tests build one on temp folders.
+ * `bictl serve` builds one (createRuntime) and hands it to the API; tests build one on temp folders.
  */
 export class Runtime {
   readonly config: Config;
@@ -105,7 +339,7 @@ export class Runtime {
   readonly clock: Clock;
   readonly log: Logger;
   /** Serializes API writes per object (`Client/ACME`). */
-  readonly locks = new KeyedMutex();
+  readonly locks: KeyedMutex;
   /** Pipeline runs: records, dispatcher, schedules (started by start(), closed by stop()). */
   readonly runs: PipelineRuns;
   /** The `bi_` metrics of `GET /metrics`. */
@@ -126,159 +360,38 @@ export class Runtime {
   readonly holds: ClientHoldsObserver;
   readonly #maintenance: Scheduler;
   #purgeDueTimer: (() => void) | undefined;
-  readonly #shutdown: ShutdownHook[] = [];
+  readonly #shutdown: ShutdownHook[];
   #stopped = false;
   /** API writes in flight: stop() lets them finish before the store closes. */
-  readonly #inFlight = new Set<Promise<unknown>>();
+  readonly #inFlight: WorkInFlight;
 
-  constructor(opts: RuntimeOptions) {
-    this.config = opts.config;
-    this.clock = opts.clock ?? systemClock;
-    this.log = opts.log ?? silentLogger();
-    this.#maintenance = opts.maintenanceScheduler ?? realScheduler;
-    this.db = openStore(opts.config.dbPath);
-    this.schemas = opts.schemas ?? new SchemaRegistry(undefined, { strict: opts.config.strictManifests });
-    this.applied = new AppliedStore(this.db);
-    this.clientSets = new ClientSetGenerator({ db: this.db, schemas: this.schemas, clock: this.clock });
-    this.authz = new Authorizer({ db: this.db });
-    this.search = new RegistrySearch({ db: this.db });
-    this.secrets = new SecretStore({ db: this.db, secretKey: opts.config.secretKey, clock: this.clock });
-    this.onShutdown(() => this.search.close());
-    this.auth = new AuthService({ db: this.db, clock: this.clock, log: this.log, settings: { ...authSettingsOf(opts.config.auth), ...opts.auth } });
-    this.onShutdown(() => this.auth.close());
-    const git = opts.source ? undefined : this.#gitParts(opts);
-    this.source =
-      opts.source ??
-      git?.source ??
-      new DirectorySource({
-        root: opts.config.manifestsDir,
-        scheduler: opts.scheduler ?? realScheduler,
-        onError: (err) => this.log.error({ err: err.message }, 'watcher error'),
-      });
-    this.gitSource = this.source instanceof GitSource ? this.source : undefined;
-    this.writer =
-      opts.writer ??
-      git?.writer ??
-      (this.source instanceof DirectorySource
-        ? notingOwnWrites(new DirectoryWriter({ root: this.source.root }), this.source)
-        : new DirectoryWriter({ root: this.source.root }));
-    const source = this.source;
-    this.reconciler = new Reconciler({
-      db: this.db,
-      schemas: this.schemas,
-      appliers: opts.appliers ?? defaultAppliers({ scheduleMinIntervalMs: opts.config.scheduleMinIntervalMs, retentionMs: opts.config.retentionMs }),
-      generators: [this.clientSets],
-      read: (path) => source.read(path),
-      clock: this.clock,
-      scheduler: opts.scheduler,
-      random: opts.random,
-      pruneWindowMs: opts.pruneWindowMs,
-      observeRecord: ((audit) => (result, facts, previous) => {
-        audit(result, facts, previous);
-        this.applied.observe(result, facts, this.clock());
-      })(auditRecorded(this.db, this.clock)),
-    });
-    source.connect(this.reconciler);
-    this.submitter = new ManifestSubmitter({ writer: this.writer, reconciler: this.reconciler, track: (fn) => this.track(fn) });
-    this.notifications = new Notifications({
-      db: this.db,
-      status: this.reconciler.status.list(),
-      clock: this.clock,
-      scheduler: opts.scheduler,
-      random: opts.random,
-      log: this.log,
-      // The pipelines' egress rules without their allow-list (BI_PIPELINE_EGRESS is for pipelines).
-      egress: new NetworkEgressPolicy({ listen: { host: opts.config.host, port: opts.config.port } }),
-      onAttempt: (d, result) => this.metrics.notifications.inc({ notifier: d.notifier, event: d.event, result }),
-    });
-    this.metrics = new ControllerMetrics({
-      db: this.db,
-      kinds: this.reconciler.kinds,
-      queue: () => this.reconciler.queueStats,
-      notificationDepth: () => this.notifications.depth,
-      purgesPending: () => this.purges.pendingCount(),
-      clientSetTenants: () => clientSetTenantCounts(new ClientSetReads({ store: this.clientSets.store, status: this.reconciler.status })),
-    });
-    // Registered first, so it runs last at shutdown: deliveries in flight finish before the store closes.
-    // A receiver that hangs delays the stop by 2 s at most (its attempt's own timeout is 10 s).
-    this.onShutdown(async () => {
-      await Promise.race([this.notifications.idle(), new Promise<void>((resolve) => setTimeout(resolve, 2000).unref())]);
-      this.notifications.stop();
-    });
-    this.reconciler.on('event', (e) => {
-      // Observers never fail a reconcile: the Recorder emits inside the loop.
-      try {
-        this.metrics.observeReconcile(e);
-        this.notifications.onReconcileEvent(e);
-        this.holds.onEvent(e);
-      } catch (err) {
-        this.log.error({ err: (err as Error).message, key: e.key }, 'observing an event failed');
-      }
-      if (e.type === 'step') this.log.debug({ key: e.key, step: e.step }, 'step');
-      else if (e.type === 'prune-blocked' || e.type === 'rollout-paused') this.log.warn({ key: e.key, message: e.message }, e.type);
-      else if (e.phase === 'Failed' || e.phase === 'Invalid') this.log.warn({ key: e.key, phase: e.phase, reason: e.reason, message: e.message }, 'phase');
-      else this.log.info({ key: e.key, phase: e.phase }, 'reconciled');
-    });
-    this.runs = new PipelineRuns({
-      db: this.db,
-      config: opts.config,
-      secrets: this.secrets,
-      engine: opts.engine,
-      clock: this.clock,
-      scheduler: opts.scheduler ?? realScheduler,
-      log: this.log,
-      pipelineEvents: this.reconciler,
-      retentionScheduler: this.#maintenance,
-      onFinished: (run) => this.runFinished(run),
-    });
-    if (this.runs.dispatcher instanceof QueueRunDispatcher) registerWorkerMetrics(this.metrics.registry, this.runs.dispatcher);
-    this.purges = new ClientPurge({ runtime: this });
-    this.holds = new ClientHoldsObserver({ runtime: this });
-  }
-
-  /** Git mode: the working clone, its one writer lock, the polling source and the committing writer. */
-  #gitParts(opts: RuntimeOptions): { source: GitSource; writer: GitWriter } | undefined {
-    const git = opts.config.git;
-    if (!git) return undefined;
-    const scheduler = opts.scheduler ?? realScheduler;
-    const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((resolve) => scheduler(resolve, ms)));
-    const repo = new GitRepo({
-      dir: cloneDir(opts.config.dataDir, git.url),
-      url: git.url,
-      branch: git.branch,
-      committer: { name: git.authorName, email: git.authorEmail },
-      observe: (op, seconds, error) => {
-        this.metrics.observeGit(op, seconds, error);
-        // A push the remote refused because it moved is the normal race, resolved by rebasing.
-        if (error === undefined || !isNonFastForward(error)) this.notifications.onGit(op, git.branch, error === undefined ? undefined : gitMessage(error));
-      },
-    });
-    const lock = new WriterLock();
-    const source = new GitSource({
-      repo,
-      lock,
-      db: this.db,
-      path: git.path,
-      intervalMs: git.intervalMs,
-      scheduler,
-      clock: this.clock,
-      log: this.log,
-      random: opts.random,
-      sleep,
-    });
-    const writer = new GitWriter({
-      repo,
-      lock,
-      root: source.root,
-      path: git.path,
-      sleep,
-      random: opts.random,
-      log: this.log,
-      // Real time on purpose: a few ms for a burst's stragglers to join its batch, ended early by them.
-      gather: { maxMs: GATHER_MS, wait: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) },
-      onRemoteMoved: () => source.requestSync(),
-    });
-    return { source, writer };
+  /** Use createRuntime(): it builds the parts in dependency order. */
+  constructor(parts: RuntimeParts) {
+    this.config = parts.config;
+    this.db = parts.db;
+    this.schemas = parts.schemas;
+    this.reconciler = parts.reconciler;
+    this.applied = parts.applied;
+    this.clientSets = parts.clientSets;
+    this.source = parts.source;
+    this.writer = parts.writer;
+    this.submitter = parts.submitter;
+    this.gitSource = parts.source instanceof GitSource ? parts.source : undefined;
+    this.clock = parts.clock;
+    this.log = parts.log;
+    this.locks = parts.locks;
+    this.runs = parts.runs;
+    this.metrics = parts.metrics;
+    this.notifications = parts.notifications;
+    this.auth = parts.auth;
+    this.authz = parts.authz;
+    this.search = parts.search;
+    this.secrets = parts.secrets;
+    this.purges = parts.purges;
+    this.holds = parts.holds;
+    this.#maintenance = parts.maintenance;
+    this.#inFlight = parts.inFlight;
+    this.#shutdown = parts.shutdown;
   }
 
   /** Starts the source: its first full sync, then watching (or polling). */
@@ -340,10 +453,9 @@ export class Runtime {
     return [...plan, ...tenants];
   }
 
-  /** A pipeline run finished: the run lifecycle calls this once per run (metrics and notifications). */
+  /** A pipeline run finished (metrics and notifications), as the run lifecycle reports each run once. */
   runFinished(run: RunOutcome): void {
-    this.metrics.observe(run);
-    this.notifications.onRun(run);
+    reportRun(run, this.metrics, this.notifications);
   }
 
   onShutdown(hook: ShutdownHook): void {
@@ -352,21 +464,17 @@ export class Runtime {
 
   /** Runs `fn` as work in flight: refused once stopping, awaited by stop() before the store closes. */
   track<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.#stopped) return Promise.reject(new UnavailableError('the controller is shutting down'));
-    const p = fn();
-    this.#inFlight.add(p);
-    const done = () => this.#inFlight.delete(p);
-    p.then(done, done);
-    return p;
+    return this.#inFlight.track(fn);
   }
 
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
+    this.#inFlight.stop();
     // Answered writes' local work (a checkout) finishes first: the source's stop kills git processes.
     await this.writer.settle?.();
     await this.source.stop();
-    await Promise.allSettled([...this.#inFlight]);
+    await this.#inFlight.settled();
     this.reconciler.stop();
     await this.reconciler.idle();
     await this.runs.close();

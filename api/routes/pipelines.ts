@@ -17,7 +17,7 @@ export default async function pipelineRoutes(app: FastifyInstance): Promise<void
   async function importPipeline(req: FastifyRequest, reply: FastifyReply) {
     const caller = principalOf(req);
     if ((req.query as { dryRun: boolean }).dryRun) {
-      return reply.status(200).send({ success: true, dryRun: true, message: 'Pipeline is valid; nothing was written', data: importer.plan(req.body, caller) });
+      return reply.status(200).send({ success: true, dryRun: true, message: 'Pipeline is valid; nothing was written', data: await importer.plan(req.body, caller) });
     }
     const view = await importer.run(req.body, caller);
     return reply.status(201).send({

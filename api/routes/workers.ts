@@ -3,12 +3,11 @@ import { ValidationError, NotFoundError } from '../../controller/errors.ts';
 import { QueueRunDispatcher, type ProgressReport } from '../../controller/runs/queue/dispatcher.ts';
 import type { Heartbeat } from '../../controller/runs/queue/registry.ts';
 import { RunStore } from '../../controller/runs/store.ts';
-import type { EngineResult } from '../../controller/runs/types.ts';
+import { FINISHED_RUN_STATUSES, type EngineResult } from '../../controller/runs/types.ts';
 import { workerSchemas } from '../schemas/workers.ts';
 
 /** A worker's progress report carries up to 1,000 rejected rows: more than the API's body limit. */
 const REPORT_BODY_LIMIT = 32 * 1024 * 1024;
-const RUN_STATUSES = ['succeeded', 'failed', 'cancelled'];
 
 type Body = Record<string, unknown>;
 
@@ -105,7 +104,7 @@ export default async function workerRoutes(app: FastifyInstance): Promise<void> 
     const r = b.result;
     if (!r || typeof r !== 'object' || Array.isArray(r)) bad('result', 'must be an object');
     const rb = r as Body;
-    if (!RUN_STATUSES.includes(rb.status as string)) bad('result.status', `must be one of ${RUN_STATUSES.join(', ')}`);
+    if (!(FINISHED_RUN_STATUSES as readonly unknown[]).includes(rb.status)) bad('result.status', `must be one of ${FINISHED_RUN_STATUSES.join(', ')}`);
     const result: EngineResult = {
       status: rb.status as EngineResult['status'],
       rowsRead: int(rb, 'rowsRead'),

@@ -76,14 +76,14 @@ export async function clientSetBench(report: Report, opts: { tenants: number; ba
 /** The child: a runtime on the folder, measured step by step; one JSON line on stdout. */
 async function child(dir: string): Promise<void> {
   const { loadConfig } = await import('../../controller/config.ts');
-  const { Runtime } = await import('../../controller/runtime.ts');
+  const { createRuntime } = await import('../../controller/runtime.ts');
   const { DirectorySource } = await import('../../controller/sources/directory.ts');
   const { parseManifest } = await import('../../controller/manifest/loader.ts');
   const { previewClientSet } = await import('../../controller/kinds/clientset/preview.ts');
   const manifests = join(dir, 'manifests');
   const source = new DirectorySource({ root: manifests, watch: false });
   const config = loadConfig({}, { manifestsDir: manifests, dbPath: join(dir, 'data', 'bi.sqlite'), dataDir: join(dir, 'data') });
-  const rt = new Runtime({ config, source });
+  const rt = createRuntime({ config, source });
   // The prerequisites only: the set is previewed before it is applied.
   const file = source.read('sets/fleet.yaml');
   if (!file || !('bytes' in file)) throw new Error('no set file');
@@ -107,7 +107,7 @@ async function child(dir: string): Promise<void> {
   await rt.stop();
   const { rmSync } = await import('node:fs');
   rmSync(join(dir, 'data'), { recursive: true, force: true });
-  const rt2 = new Runtime({ config, source: new DirectorySource({ root: manifests, watch: false }) });
+  const rt2 = createRuntime({ config, source: new DirectorySource({ root: manifests, watch: false }) });
   const t1 = performance.now();
   await rt2.start();
   await rt2.reconciler.idle();

@@ -8,7 +8,7 @@ import { silentLogger } from '../../controller/log.ts';
 import { RunRetention } from '../../controller/runs/retention.ts';
 import { RunStore } from '../../controller/runs/store.ts';
 import type { EngineResult, PipelineEngine } from '../../controller/runs/types.ts';
-import { Runtime } from '../../controller/runtime.ts';
+import { createRuntime } from '../../controller/runtime.ts';
 import { DirectorySource } from '../../controller/sources/directory.ts';
 import { openStore, type Store } from '../../controller/store/db.ts';
 import { manifest, toYaml } from '../lib/payloads.ts';
@@ -152,7 +152,7 @@ async function floodDelay(dir: string, flood: number, runMs: number, concurrency
     writeFileSync(join(manifests, 'pipelines', `p${i}.yaml`), toYaml(manifest('Pipeline', `p${i}`, payload)));
   }
   const config = loadConfig({ BI_RUN_CONCURRENCY: String(concurrency) }, { manifestsDir: manifests, dbPath: join(dir, 'data', 'bi.sqlite'), dataDir: join(dir, 'data') });
-  const rt = new Runtime({ config, source: new DirectorySource({ root: manifests, watch: false }), engine: new TimedEngine(runMs) });
+  const rt = createRuntime({ config, source: new DirectorySource({ root: manifests, watch: false }), engine: new TimedEngine(runMs) });
   await rt.start();
   try {
     await rt.syncNow();

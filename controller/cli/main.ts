@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import type { SchemaRegistry } from '../manifest/validator.ts';
 import type { PipelineEngine } from '../runs/types.ts';
 import { processIO, type CliIO } from './io.ts';
 import { packageVersion } from './version.ts';
@@ -15,8 +16,11 @@ import { registerValidate } from './commands/validate.ts';
 import { registerWorker } from './commands/worker.ts';
 import { registerLifecycle } from './commands/lifecycle.ts';
 
-/** Runs `bictl` with `argv` (node, script, ...args); resolves to the exit code. `engine`: tests run pipelines with a fake. */
-export async function main(argv: string[], io: CliIO = processIO, opts: { engine?: PipelineEngine } = {}): Promise<number> {
+/**
+ * Runs `bictl` with `argv` (node, script, ...args); resolves to the exit code. `engine`: tests run
+ * pipelines with a fake; `schemas`: tests share one compiled registry.
+ */
+export async function main(argv: string[], io: CliIO = processIO, opts: { engine?: PipelineEngine; schemas?: SchemaRegistry } = {}): Promise<number> {
   let code = 0;
   const setCode = (c: number) => {
     code = c;
@@ -30,7 +34,7 @@ export async function main(argv: string[], io: CliIO = processIO, opts: { engine
     .showHelpAfterError()
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
-  const ctx = { program, io, setCode, engine: opts.engine };
+  const ctx = { program, io, setCode, engine: opts.engine, schemas: opts.schemas };
   for (const register of [registerServe, registerValidate, registerDiff, registerSync, registerUsers, registerStatus, registerRollback, registerRun, registerWorker, registerTemplate, registerBackup, registerLifecycle]) {
     register(ctx);
   }

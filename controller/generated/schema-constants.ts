@@ -19,8 +19,10 @@ export const AGGREGATIONS = ["sum","count","average","avg","min","max","distinct
 export const PHASES = ["Pending","Synced","Failed","Invalid","Pruned"] as const;
 /** Client registry statuses (docs/contract/api.md §3). */
 export const CLIENT_STATUSES = ["ACTIVE","FAILED","SUSPENDED","OFFBOARDED","DELETED"] as const;
-/** Statuses of a pipeline run (the `status` filter of the runs listing). */
+/** Statuses of a pipeline run. */
 export const RUN_STATUSES = ["queued","running","succeeded","failed","cancelled"] as const;
+/** Statuses of a step of a pipeline run. */
+export const STEP_STATUSES = ["pending","running","succeeded","failed","skipped"] as const;
 /** String limits of an onboarding package's fields (minLength, maxLength, pattern). */
 export const CLIENT_LIMITS = {"clientId":{"minLength":1,"pattern":"^([A-Za-z0-9][A-Za-z0-9_-]{0,63})?$"},"clientName":{"maxLength":200,"pattern":"\\S"},"description":{"maxLength":2000},"connectionId":{"minLength":1,"pattern":"^(D[0-9]{4}A[0-9]{5})?$"},"coreModelId":{"minLength":1,"pattern":"^(SM[0-9]{4}A[0-9]{5})?$"}} as const;
 /** String limits of a VDM of an onboarding package. */

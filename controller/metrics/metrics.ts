@@ -12,6 +12,14 @@ export interface QueueStats {
 
 export interface ControllerMetricsOptions {
   db: Database;
+  /** Clients named as a `client` label at most (the failing ones first); the rest are summed as `_other`. */
+  maxClientLabels?: number;
+  /** The kinds an applier is registered for: the only values of a `kind` label (any other is `invalid`). */
+  kinds?: readonly string[];
+}
+
+/** The parts the gauges read at scrape time, given once they are built (watch()); until then they read 0. */
+export interface MetricSources {
   queue: () => QueueStats;
   /** Notifications waiting for delivery. */
   notificationDepth?: () => number;
@@ -19,11 +27,9 @@ export interface ControllerMetricsOptions {
   clientSetTenants?: () => { set: string; state: string; n: number }[];
   /** Purges pending (offboarded clients past retainUntil, unfinished purges). */
   purgesPending?: () => number;
-  /** Clients named as a `client` label at most (the failing ones first); the rest are summed as `_other`. */
-  maxClientLabels?: number;
-  /** The kinds an applier is registered for: the only values of a `kind` label (any other is `invalid`). */
-  kinds?: readonly string[];
 }
+
+const IDLE_QUEUE: QueueStats = { depth: 0, running: 0, longestRunningMs: 0 };
 
 /** The `kind` label of anything that is not a registered kind (a junk file's `kind: Whatever`). */
 export const INVALID_KIND = 'invalid';
@@ -49,6 +55,7 @@ export class ControllerMetrics implements RunMetrics {
   readonly #failingClients: Statement;
   readonly #maxClients: number;
   readonly #kinds: ReadonlySet<string> | undefined;
+  #sources: MetricSources | undefined;
   #defaults = false;
 
   readonly reconcileDuration = this.#histogram('bi_reconcile_duration_seconds', 'Time to reconcile one object (validate, apply in one transaction, record), by kind and result.', ['kind', 'result'], SECONDS);
@@ -112,7 +119,7 @@ export class ControllerMetrics implements RunMetrics {
       registers: [this.registry],
       collect: () => {
         clientSets.reset();
-        for (const r of opts.clientSetTenants?.() ?? []) clientSets.set({ set: r.set, state: r.state }, r.n);
+        for (const r of this.#sources?.clientSetTenants?.() ?? []) clientSets.set({ set: r.set, state: r.state }, r.n);
       },
     });
     const gauge = (name: string, help: string, read: () => number) =>
@@ -134,11 +141,20 @@ export class ControllerMetrics implements RunMetrics {
         for (const r of clientStates.all() as { status: string; n: number }[]) clients.set({ status: r.status }, r.n);
       },
     });
-    gauge('bi_client_purges_pending', 'Purges pending: offboarded clients past their retainUntil, and purges a restart has still to finish.', () => opts.purgesPending?.() ?? 0);
-    gauge('bi_workqueue_depth', 'Objects waiting in the reconcile work queue.', () => opts.queue().depth);
-    gauge('bi_workqueue_running', 'Objects being reconciled now.', () => opts.queue().running);
-    gauge('bi_workqueue_longest_running_seconds', 'How long the oldest reconcile in flight has been running.', () => opts.queue().longestRunningMs / 1000);
-    gauge('bi_notification_queue_depth', 'Notifications waiting for delivery (first try or a retry).', () => opts.notificationDepth?.() ?? 0);
+    gauge('bi_client_purges_pending', 'Purges pending: offboarded clients past their retainUntil, and purges a restart has still to finish.', () => this.#sources?.purgesPending?.() ?? 0);
+    gauge('bi_workqueue_depth', 'Objects waiting in the reconcile work queue.', () => this.#queue().depth);
+    gauge('bi_workqueue_running', 'Objects being reconciled now.', () => this.#queue().running);
+    gauge('bi_workqueue_longest_running_seconds', 'How long the oldest reconcile in flight has been running.', () => this.#queue().longestRunningMs / 1000);
+    gauge('bi_notification_queue_depth', 'Notifications waiting for delivery (first try or a retry).', () => this.#sources?.notificationDepth?.() ?? 0);
+  }
+
+  /** The parts the gauges read, once built. */
+  watch(sources: MetricSources): void {
+    this.#sources = sources;
+  }
+
+  #queue(): QueueStats {
+    return this.#sources?.queue() ?? IDLE_QUEUE;
   }
 
   /** A kind as a label: a registered kind, or `invalid` (labels take fixed values only: 500 junk files are one series). */

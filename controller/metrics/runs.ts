@@ -1,4 +1,4 @@
-import type { RunStatus } from '../runs/types.ts';
+import type { FinishedRunStatus } from '../runs/types.ts';
 
 /** A finished pipeline run, as the run lifecycle reports it to metrics and notifications. */
 export interface RunOutcome {
@@ -7,7 +7,7 @@ export interface RunOutcome {
   /** The Pipeline manifest's name, when the run's pipeline has one. */
   pipelineName?: string;
   clientId?: string;
-  status: Extract<RunStatus, 'succeeded' | 'failed' | 'cancelled'>;
+  status: FinishedRunStatus;
   durationMs: number;
   rowsRead: number;
   rowsWritten: number;

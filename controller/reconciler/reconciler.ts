@@ -5,7 +5,7 @@ import { isManifestPath, parseManifest } from '../manifest/loader.ts';
 import type { SchemaRegistry } from '../manifest/validator.ts';
 import { IdAllocator } from '../store/ids.ts';
 import type { Store } from '../store/db.ts';
-import type { Applier, Clock, Manifest, Problem } from '../types.ts';
+import type { Applier, Clock, Manifest, Problem, ResourceRefs } from '../types.ts';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.ts';
 import { DesiredState, INVALID_PREFIX, type KnownRow, type ScanMeta } from './desired.ts';
 import { massPruneRefusal, PRUNE_WINDOW_MS, pruneOrder, RemovalWindow } from './prune-guard.ts';
@@ -114,7 +114,8 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
   readonly #generatedPrunes = new Set<string>();
   /** Sets to render again once the current work settles (a generated key changed phase outside a sync). */
   readonly #setsToSettle = new Set<string>();
-  #settling: Promise<void> | undefined;
+  /** Whether a settle pass is queued or running (one at a time). */
+  #settling = false;
   #batches = 0;
 
   constructor(opts: ReconcilerOptions) {
@@ -159,7 +160,7 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
 
   /** The kinds an applier is registered for, in apply order. */
   get kinds(): string[] {
-    return [...this.#appliers.values()].sort((a, b) => a.order - b.order).map((a) => a.kind);
+    return applierKinds([...this.#appliers.values()]);
   }
 
   /** The work queue's load: keys waiting, keys running, and how long the oldest run has been going. */
@@ -360,7 +361,9 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
 
   #settleLater(setKey: string): void {
     this.#setsToSettle.add(setKey);
-    this.#settling ??= Promise.resolve().then(async () => {
+    if (this.#settling) return;
+    this.#settling = true;
+    void Promise.resolve().then(async () => {
       try {
         while (this.#setsToSettle.size > 0) {
           const [next] = this.#setsToSettle;
@@ -368,7 +371,7 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
           await this.expandSet(next);
         }
       } finally {
-        this.#settling = undefined;
+        this.#settling = false;
       }
     });
   }
@@ -446,9 +449,10 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
   /**
    * The one dry run: applies `objects` (in apply order) through their appliers' real checks and
    * apply, inside ONE store transaction that always rolls back. Nothing is written, no event is
-   * sent. Per key: applied, or the step and message it would fail with.
+   * sent. Per key: applied (with the IDs the apply gave, `(new)` ones rolled back), or the step and
+   * reason it would fail with. `actor`: whom the apply is recorded for (nothing is kept).
    */
-  dryRun(objects: { key: string; manifest: Manifest }[]): Map<string, DryRunResult> {
+  dryRun(objects: { key: string; manifest: Manifest }[], opts: { actor?: string } = {}): Map<string, DryRunResult> {
     const out = new Map<string, DryRunResult>();
     const ids = new IdAllocator({ db: this.#db, clock: this.#clock });
     const now = this.#clock();
@@ -464,10 +468,10 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
             if (problems.length) throw new StepError('validate', problems.map(formatProblem).join('; '));
             const row = this.status.get(key);
             const previous = row && isLive(row) ? row.resourceIds : undefined;
-            this.#db.transaction(() => applier.apply({ db: this.#db, ids, now, key, manifest, previous, actor: 'preview', step: () => {} }))();
-            out.set(key, { ok: true });
+            const resourceIds = this.#db.transaction(() => applier.apply({ db: this.#db, ids, now, key, manifest, previous, actor: opts.actor ?? 'preview', step: () => {} }))();
+            out.set(key, { ok: true, resourceIds });
           } catch (err) {
-            out.set(key, { ok: false, step: err instanceof StepError ? err.step : 'apply', message: boundMessage((err as Error).message) });
+            out.set(key, dryRunFailure(err));
           }
         }
         throw DRY_RUN_ROLLBACK;
@@ -756,10 +760,32 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
   }
 }
 
+/** The kinds of `appliers`, in apply order. */
+export function applierKinds(appliers: readonly Applier[]): string[] {
+  return [...appliers].sort((a, b) => a.order - b.order).map((a) => a.kind);
+}
+
 /** Thrown to end a dry run's transaction: it always rolls back. */
 const DRY_RUN_ROLLBACK = new Error('dry run');
 
-export type DryRunResult = { ok: true } | { ok: false; step: string; message: string };
+/**
+ * What the dry run found for one object: applied, with the IDs the apply gave; or refused at
+ * `step` for `reason`, and `message` the one text of that refusal (`<step>: <reason>`, as a
+ * StepError reads) that every dry run answers.
+ */
+export type DryRunResult = { ok: true; resourceIds: ResourceRefs } | DryRunFailure;
+export interface DryRunFailure {
+  ok: false;
+  step: string;
+  reason: string;
+  message: string;
+}
+
+/** An error of a dry run's apply as its failure: a StepError's step, any other error is the `apply` step's. */
+function dryRunFailure(err: unknown): DryRunFailure {
+  const error = err instanceof StepError ? err : new StepError('apply', (err as Error).message);
+  return { ok: false, step: error.step, reason: boundMessage(error.reason), message: boundMessage(error.message) };
+}
 
 function kindOf(key: string): string {
   return key.slice(0, key.indexOf('/'));

@@ -16,7 +16,7 @@ import { readPipelineRow } from '../kinds/pipeline/store.ts';
 import type { RunOutcome } from '../metrics/runs.ts';
 import { pipelineClient } from './access.ts';
 import { RunStore, type RunView } from './store.ts';
-import { WorkerThreadEngine } from './worker-engine.ts';
+import { WorkerThreadEngine } from './thread-engine.ts';
 import type { PipelineEngine } from './types.ts';
 
 export interface PipelineRunsOptions {

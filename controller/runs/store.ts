@@ -21,7 +21,7 @@ export interface LogView {
   message: string;
 }
 
-export interface LogLine extends LogView {}
+export type LogLine = LogView;
 
 /** What a recorder flush writes in one transaction. */
 export interface RunProgress {

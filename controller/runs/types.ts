@@ -3,6 +3,7 @@
  * and the run lifecycle (run records, dispatch, cancel, schedules, routes). Both sides build
  * against this file; neither changes it without the other.
  */
+import { RUN_STATUSES } from '../generated/schema-constants.ts';
 import type { ApiPipelineRun, ApiRunStepProgress } from '../generated/schema-types.ts';
 import type { PipelineDestination, PipelineSource, StepConfig, StepType } from '../kinds/pipeline/types.ts';
 
@@ -16,6 +17,11 @@ export type Batch = Row[];
 export type RunStatus = ApiPipelineRun['status'];
 export type StepStatus = ApiRunStepProgress['status'];
 export type RunTrigger = ApiPipelineRun['trigger'];
+/** The statuses a run ends in (what an engine answers). */
+export type FinishedRunStatus = Exclude<RunStatus, 'queued' | 'running'>;
+/** The run statuses, from the one list in the schema; those a run ends in. */
+export { RUN_STATUSES };
+export const FINISHED_RUN_STATUSES: readonly FinishedRunStatus[] = RUN_STATUSES.filter((s): s is FinishedRunStatus => s !== 'queued' && s !== 'running');
 
 /** A step of a run as docs/contract/design.md's `run.steps[]` shows it. */
 export interface StepProgress {
@@ -119,7 +125,7 @@ export interface EngineInput {
 }
 
 export interface EngineResult {
-  status: 'succeeded' | 'failed' | 'cancelled';
+  status: FinishedRunStatus;
   rowsRead: number;
   rowsWritten: number;
   rowsRejected: number;

@@ -18,7 +18,7 @@ export class StatementCache {
   }
 
   /** The compiled statement for `sql`: from the cache, or compiled now and kept. */
-  prepare<P extends unknown[] | {} = unknown[], R = unknown>(sql: string): Statement<P, R> {
+  prepare<P extends unknown[] | object = unknown[], R = unknown>(sql: string): Statement<P, R> {
     let stmt = this.#cache.get(sql);
     if (stmt) {
       this.#cache.delete(sql);

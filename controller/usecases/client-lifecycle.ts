@@ -3,11 +3,23 @@ import { clientPackage } from '../kinds/client/export.ts';
 import { readClient, type ClientRow } from '../kinds/client/registry.ts';
 import type { ClientStatus } from '../kinds/client/types.ts';
 import { manifestKey, parseManifest } from '../manifest/loader.ts';
-import type { Runtime } from '../runtime.ts';
-import type { Manifest } from '../types.ts';
+import type { KeyedMutex } from '../mutex.ts';
+import type { SchemaRegistry } from '../manifest/validator.ts';
+import type { Store } from '../store/db.ts';
+import type { ManifestSubmitter } from '../writers/submit.ts';
+import type { Manifest, ManifestSource } from '../types.ts';
 import type { Principal } from '../auth/principal.ts';
 import { clientManifestPath } from './onboard-client.ts';
-import { clientManifestRow } from './offboard-client.ts';
+import { clientManifestRow, type ClientRowPorts } from './offboard-client.ts';
+
+/** What the lifecycle shortcuts need of the controller. */
+export interface ClientLifecyclePorts extends ClientRowPorts {
+  readonly db: Store;
+  readonly schemas: SchemaRegistry;
+  readonly locks: KeyedMutex;
+  readonly source: Pick<ManifestSource, 'read'>;
+  readonly submitter: Pick<ManifestSubmitter, 'submit'>;
+}
 
 /** What a lifecycle shortcut answers: the client's registry status after it. */
 export interface LifecycleOutcome {
@@ -23,9 +35,9 @@ export interface LifecycleOutcome {
  * `OffboardClient` (the manifest withdrawn), purging `ClientPurge`.
  */
 export class ClientLifecycle {
-  readonly #rt: Runtime;
+  readonly #rt: ClientLifecyclePorts;
 
-  constructor(opts: { runtime: Runtime }) {
+  constructor(opts: { runtime: ClientLifecyclePorts }) {
     this.#rt = opts.runtime;
   }
 
@@ -96,6 +108,6 @@ export class ClientLifecycle {
 }
 
 /** Whether a purge of the client has been recorded (a started purge is finished, never undone). */
-export function purgeStarted(rt: Runtime, clientId: string): boolean {
+export function purgeStarted(rt: { readonly db: Store }, clientId: string): boolean {
   return rt.db.statements.prepare('SELECT 1 FROM client_purges WHERE client_id = ?').get(clientId) !== undefined;
 }

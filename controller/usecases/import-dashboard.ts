@@ -4,11 +4,11 @@ import { CHARTS_REQUIRED, checkDashboardReferences, sectionsOf, validateDashboar
 import { importSummary, readDashboard } from '../kinds/dashboard/store.ts';
 import { NEW_ID } from '../kinds/client/plan.ts';
 import type { SchemaRegistry } from '../manifest/validator.ts';
-import type { Runtime } from '../runtime.ts';
+import type { Store } from '../store/db.ts';
 import type { Problem } from '../types.ts';
 import type { Principal } from '../auth/principal.ts';
 import { type Authorizer, ownerOfDashboard } from '../authz/index.ts';
-import { NewManifests } from './new-manifest.ts';
+import { NewManifests, type NewManifestPorts } from './new-manifest.ts';
 import { isPlainObject } from '../objects.ts';
 
 export const DASHBOARDS_DIR = 'dashboards';
@@ -43,16 +43,22 @@ export function invalid(problems: Problem[]): ValidationError {
   return new ValidationError(problems, problems.map((p) => p.message).join('; '));
 }
 
+/** What a dashboard import needs of the controller. */
+export interface ImportDashboardPorts extends NewManifestPorts {
+  readonly db: Store;
+  readonly authz: Authorizer;
+}
+
 /**
  * Spec 4.2/4.3: validates the payload, submits it as a new Dashboard manifest
  * (`dashboards/<name>.yaml`, suffixed `-2`, `-3`, … when taken) and answers from the store.
  */
 export class ImportDashboard {
-  readonly #rt: Runtime;
+  readonly #rt: ImportDashboardPorts;
   readonly #manifests: NewManifests;
   readonly #authz: Authorizer;
 
-  constructor(opts: { runtime: Runtime }) {
+  constructor(opts: { runtime: ImportDashboardPorts }) {
     this.#rt = opts.runtime;
     this.#authz = opts.runtime.authz;
     this.#manifests = new NewManifests({ runtime: opts.runtime, kind: 'Dashboard', dir: DASHBOARDS_DIR, fallbackName: 'dashboard' });
@@ -75,11 +81,12 @@ export class ImportDashboard {
     return valid;
   }
 
-  /** What an import would create, writing nothing. */
+  /** What an import would create, writing nothing: the checks, then the reconciler's dry run of the manifest it would write. */
   async plan(body: unknown, caller: Principal): Promise<ImportPlan> {
     const spec = this.check(body, caller);
+    const { relPath } = await this.#manifests.dryRun({ displayName: spec.name, kind: 'Dashboard', spec: body as Rec, caller });
     const sections = buildSections(sectionsOf(spec)).map((s) => ({ ...s, experimentId: NEW_ID }));
-    return { dryRun: true, manifest: await this.#manifests.peek(spec.name), facadeId: NEW_ID, experiments: importSummary(sections) };
+    return { dryRun: true, manifest: relPath, facadeId: NEW_ID, experiments: importSummary(sections) };
   }
 
   async run(body: unknown, caller: Principal): Promise<ImportResult> {

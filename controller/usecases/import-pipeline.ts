@@ -6,16 +6,26 @@ import type { PipelineView } from '../kinds/pipeline/store.ts';
 import { readPipeline } from '../runs/pipeline-view.ts';
 import type { PipelineSpec } from '../kinds/pipeline/types.ts';
 import { validatePipelinePayload } from '../kinds/pipeline/validate.ts';
-import type { Runtime } from '../runtime.ts';
+import type { Config } from '../config.ts';
+import type { Store } from '../store/db.ts';
+import type { Clock } from '../types.ts';
 import { pipelineReachProblems, RunReach } from '../runs/reach.ts';
 import { storedReachConnection } from '../runs/engine/connections.ts';
 import type { Principal } from '../auth/principal.ts';
-import { NewManifests } from './new-manifest.ts';
+import { NewManifests, type NewManifestPorts } from './new-manifest.ts';
 
 const PIPELINES_DIR = 'pipelines';
 
 /** docs/contract/design.md: a pipeline whose connections belong to no single client is for admins only. */
 export const ADMIN_ONLY_PIPELINE = 'A pipeline must use the connections of one of your clients; other pipelines are for admins only';
+
+/** What a pipeline import needs of the controller. */
+export interface ImportPipelinePorts extends NewManifestPorts {
+  readonly db: Store;
+  readonly clock: Clock;
+  readonly config: Pick<Config, 'scheduleMinIntervalMs' | 'pipelineFilesDir'>;
+  readonly authz: Authorizer;
+}
 
 /** What a dry run shows: the steps the import would create, with no IDs yet. */
 export interface PipelinePlan {
@@ -32,11 +42,11 @@ export interface PipelinePlan {
  * sent: defaults are applied again on every load.
  */
 export class ImportPipeline {
-  readonly #rt: Runtime;
+  readonly #rt: ImportPipelinePorts;
   readonly #manifests: NewManifests;
   readonly #authz: Authorizer;
 
-  constructor(opts: { runtime: Runtime }) {
+  constructor(opts: { runtime: ImportPipelinePorts }) {
     this.#rt = opts.runtime;
     this.#authz = opts.runtime.authz;
     this.#manifests = new NewManifests({ runtime: opts.runtime, kind: 'Pipeline', dir: PIPELINES_DIR, fallbackName: 'pipeline' });
@@ -64,8 +74,10 @@ export class ImportPipeline {
     return spec;
   }
 
-  plan(body: unknown, caller: Principal): PipelinePlan {
+  /** What an import would create, writing nothing: the checks, then the reconciler's dry run of the manifest it would write. */
+  async plan(body: unknown, caller: Principal): Promise<PipelinePlan> {
     const spec = this.check(body, caller);
+    await this.#manifests.dryRun({ displayName: spec.name, kind: 'Pipeline', spec: body as Record<string, unknown>, caller });
     const now = this.#rt.clock();
     const next = nextRunAt(spec.schedule, now, now);
     return {

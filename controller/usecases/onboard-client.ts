@@ -1,16 +1,31 @@
-import { ApplyFailedError, StepError, ValidationError } from '../errors.ts';
-import { clientApplier } from '../kinds/client/applier.ts';
-import { planOnboarding, type OnboardingPlan } from '../kinds/client/plan.ts';
+import { ApplyFailedError, ValidationError } from '../errors.ts';
+import { onboardingPlan, type OnboardingPlan } from '../kinds/client/plan.ts';
 import { onboardView, readClient, type OnboardedClient } from '../kinds/client/registry.ts';
 import { parseOnboardingPackage } from '../kinds/client/rules.ts';
-import type { ClientSpec } from '../kinds/client/types.ts';
+import type { ClientRefs, ClientSpec } from '../kinds/client/types.ts';
 import type { Authorizer } from '../authz/index.ts';
-import type { Runtime } from '../runtime.ts';
-import type { Manifest } from '../types.ts';
+import type { SchemaRegistry } from '../manifest/validator.ts';
+import type { KeyedMutex } from '../mutex.ts';
+import type { Reconciler } from '../reconciler/reconciler.ts';
+import type { Store } from '../store/db.ts';
+import type { ManifestSubmitter } from '../writers/submit.ts';
+import type { Clock, Manifest } from '../types.ts';
 import type { Principal } from '../auth/principal.ts';
+import { dryRunDocument } from './dry-run.ts';
 
 /** Where the API records a client's desired state: one manifest per client, named by its ID. */
 export const clientManifestPath = (clientId: string): string => `clients/${clientId}.yaml`;
+
+/** What onboarding needs of the controller. */
+export interface OnboardPorts {
+  readonly db: Store;
+  readonly clock: Clock;
+  readonly schemas: SchemaRegistry;
+  readonly authz: Authorizer;
+  readonly locks: KeyedMutex;
+  readonly reconciler: Pick<Reconciler, 'dryRun'>;
+  readonly submitter: Pick<ManifestSubmitter, 'render' | 'submit'>;
+}
 
 export type OnboardOutcome =
   | { status: 'COMPLETED' | 'ALREADY_EXISTS'; client: OnboardedClient }
@@ -22,10 +37,10 @@ export type OnboardOutcome =
  * withdrawn again (all or nothing). A dry run plans only.
  */
 export class OnboardClient {
-  readonly #rt: Runtime;
+  readonly #rt: OnboardPorts;
   readonly #authz: Authorizer;
 
-  constructor(opts: { runtime: Runtime }) {
+  constructor(opts: { runtime: OnboardPorts }) {
     this.#rt = opts.runtime;
     this.#authz = opts.runtime.authz;
   }
@@ -41,12 +56,13 @@ export class OnboardClient {
       this.#authz.requireConnectionFor(caller, clientId, spec.connectionId);
       const existing = readClient(rt.db, clientId);
       if (existing?.status === 'ACTIVE') return { status: 'ALREADY_EXISTS', client: onboardView(existing) };
+      const relPath = clientManifestPath(clientId);
       if (opts.dryRun) {
-        const planned = planOnboarding({ db: rt.db, applier: clientApplier, manifest: { ...manifest, spec } as Manifest<ClientSpec>, actor: caller.userId, now: rt.clock() });
-        if (!planned.ok) throw new StepError(planned.error.step, planned.error.reason, { dryRun: true, status: 'FAILED' });
-        return { status: 'DRY_RUN', plan: planned.plan };
+        const { document } = rt.submitter.render(relPath, manifest, caller);
+        const refs = dryRunDocument(rt, relPath, document, { actor: caller.userId, details: { dryRun: true, status: 'FAILED' } });
+        return { status: 'DRY_RUN', plan: onboardingPlan(spec, refs as ClientRefs) };
       }
-      const result = await rt.submitter.submit({ relPath: clientManifestPath(clientId), manifest, caller, message: `onboard client ${clientId}` });
+      const result = await rt.submitter.submit({ relPath, manifest, caller, message: `onboard client ${clientId}` });
       const row = readClient(rt.db, clientId);
       if (result.phase === 'Synced' && row?.status === 'ACTIVE') return { status: 'COMPLETED', client: onboardView(row) };
       if (result.phase === 'Invalid') throw new ValidationError([], `Validation failed: ${result.message}`);

@@ -7,7 +7,7 @@ import type { Reconciler } from '../reconciler/reconciler.ts';
 import type { PipelineRuns } from '../runs/runs.ts';
 import type { Store } from '../store/db.ts';
 import type { Clock, ManifestSource } from '../types.ts';
-import type { ManifestSubmitter } from './submit.ts';
+import type { ManifestSubmitter } from '../writers/submit.ts';
 
 /**
  * The parts of the controller the lifecycle use cases need (the Runtime has them all). Declared

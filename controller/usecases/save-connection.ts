@@ -1,10 +1,13 @@
 import { ApplyFailedError, formatProblem, ValidationError } from '../errors.ts';
 import type { ConnectionSpec } from '../kinds/connection/applier.ts';
-import type { Runtime } from '../runtime.ts';
+import type { SchemaRegistry } from '../manifest/validator.ts';
+import type { KeyedMutex } from '../mutex.ts';
+import type { Store } from '../store/db.ts';
+import type { ManifestSubmitter } from '../writers/submit.ts';
 import { secretTarget } from '../secrets/target.ts';
 import type { SecretStore } from '../secrets/store.ts';
 import { IdAllocator } from '../store/ids.ts';
-import type { Manifest, Problem } from '../types.ts';
+import type { Clock, Manifest, ManifestSource, ManifestWriter, Problem } from '../types.ts';
 import { safeManifestPath } from '../writers/paths.ts';
 import type { Principal } from '../auth/principal.ts';
 
@@ -23,6 +26,17 @@ export interface SavedConnection {
   phase: 'Synced';
 }
 
+/** What saving a connection needs of the controller. */
+export interface SaveConnectionPorts {
+  readonly db: Store;
+  readonly clock: Clock;
+  readonly schemas: SchemaRegistry;
+  readonly locks: KeyedMutex;
+  readonly source: Pick<ManifestSource, 'root'>;
+  readonly writer: Pick<ManifestWriter, 'exists'>;
+  readonly submitter: Pick<ManifestSubmitter, 'submit'>;
+}
+
 /** A 400 in the onboarding endpoint's style: `Validation failed: a; b`. */
 export function validationFailed(problems: Problem[]): ValidationError {
   return new ValidationError(problems, `Validation failed: ${problems.map(formatProblem).join('; ')}`);
@@ -34,11 +48,11 @@ export function validationFailed(problems: Problem[]): ValidationError {
  * gets its `secretRef`. A new connection that does not apply is withdrawn with its secret.
  */
 export class SaveConnection {
-  readonly #rt: Runtime;
+  readonly #rt: SaveConnectionPorts;
   readonly #secrets: SecretStore;
   readonly #ids: IdAllocator;
 
-  constructor(opts: { runtime: Runtime; secrets: SecretStore }) {
+  constructor(opts: { runtime: SaveConnectionPorts; secrets: SecretStore }) {
     this.#rt = opts.runtime;
     this.#secrets = opts.secrets;
     this.#ids = new IdAllocator({ db: opts.runtime.db, clock: opts.runtime.clock });

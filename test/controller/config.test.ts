@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig, parseDuration, parseTrustProxy, trustFunction } from '../../controller/config.ts';
-import { Runtime } from '../../controller/runtime.ts';
+import { testSchemas } from '../helpers/runtime.ts';
+import { createRuntime } from '../../controller/runtime.ts';
 
 describe('loadConfig', () => {
   it('has the defaults of docs/contract/design.md', () => {
@@ -76,7 +77,7 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ BI_API_KEY_RATE_LIMIT: '-1' })).toThrow('BI_API_KEY_RATE_LIMIT: expected a number of at least 0, got "-1"');
     expect(() => loadConfig({ BI_LOGIN_MAX_FAILURES: 'x' })).toThrow('BI_LOGIN_MAX_FAILURES: expected an integer of at least 1, got "x"');
     const dir = mkdtempSync(join(tmpdir(), 'bi-config-'));
-    const rt = new Runtime({ config: { ...loadConfig({}, { dbPath: join(dir, 'bi.sqlite'), dataDir: dir, manifestsDir: join(dir, 'm') }), auth } });
+    const rt = createRuntime({ config: { ...loadConfig({}, { dbPath: join(dir, 'bi.sqlite'), dataDir: dir, manifestsDir: join(dir, 'm') }), auth }, schemas: testSchemas() });
     try {
       expect(rt.auth.settings).toMatchObject({ keyRateLimit: 0, login: { perUsername: 3, perIp: 15 }, sessionTtls: { sessionMs: 1_800_000, absoluteMs: 86_400_000 } });
     } finally {

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { main } from '../../controller/cli/main.ts';
 import type { PipelineEngine } from '../../controller/runs/types.ts';
+import { testSchemas } from './runtime.ts';
 
 export interface CliResult {
   code: number;
@@ -17,6 +18,6 @@ export async function runCli(args: string[], opts: { env?: NodeJS.ProcessEnv; st
     err: (l) => err.push(l),
     env: opts.env ?? {},
     stdin: Readable.from([opts.stdin ?? '']),
-  }, { engine: opts.engine });
+  }, { engine: opts.engine, schemas: testSchemas() });
   return { code, out: out.join('\n'), err: err.join('\n') };
 }

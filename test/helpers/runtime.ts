@@ -5,11 +5,11 @@ import { stringify } from 'yaml';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../api/app.ts';
 import { loadConfig } from '../../controller/config.ts';
-import { SchemaRegistry } from '../../controller/manifest/validator.ts';
-import { Runtime, type RuntimeOptions } from '../../controller/runtime.ts';
+import { createRuntime, type Runtime, type RuntimeOptions } from '../../controller/runtime.ts';
 import { DirectorySource } from '../../controller/sources/directory.ts';
 import { FakeClock, ManualScheduler } from './clock.ts';
 import { checkResponses } from './openapi.ts';
+import { testSchemas } from './schemas.ts';
 
 export interface TestRuntime {
   rt: Runtime;
@@ -33,13 +33,7 @@ export function manifest(kind: string, name: string, spec: Record<string, unknow
   return { apiVersion: 'bi.controller/v1', kind, metadata: { name }, spec };
 }
 
-let sharedSchemas: SchemaRegistry | undefined;
-
-/** One compiled schema registry per test file (a registry holds no state but its compiled validators). */
-export function testSchemas(): SchemaRegistry {
-  sharedSchemas ??= new SchemaRegistry();
-  return sharedSchemas;
-}
+export { testSchemas };
 
 /** A runtime on a temp folder and store, with a fake clock and a manual scheduler; `env` is read as the configuration's environment. */
 export async function makeTestRuntime(opts: Partial<RuntimeOptions> & { dir?: string; env?: NodeJS.ProcessEnv } = {}): Promise<TestRuntime> {
@@ -50,7 +44,7 @@ export async function makeTestRuntime(opts: Partial<RuntimeOptions> & { dir?: st
   const scheduler = new ManualScheduler();
   const source = new DirectorySource({ root: manifests, watch: false });
   const config = loadConfig(opts.env ?? {}, { manifestsDir: manifests, dbPath: join(dir, 'data', 'bi.sqlite'), dataDir: join(dir, 'data') });
-  const rt = new Runtime({ config, clock: clock.now, scheduler: scheduler.schedule, random: () => 0, source, schemas: (opts.config ?? config).strictManifests ? undefined : testSchemas(), ...opts });
+  const rt = createRuntime({ config, clock: clock.now, scheduler: scheduler.schedule, random: () => 0, source, schemas: (opts.config ?? config).strictManifests ? undefined : testSchemas(), ...opts });
   await rt.start();
   const t: TestRuntime = {
     rt,

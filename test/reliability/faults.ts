@@ -6,7 +6,7 @@ import { describe, expect } from 'vitest';
 import { dashboardPayload } from '../../bench/lib/payloads.ts';
 import type { BenchServer } from '../../bench/lib/setup.ts';
 import { storeInvariants } from './checks.ts';
-import { dumpFolder, dumpStore, errorText, queryStore, request, requireRoute, scenario, startServer, until, type ScenarioContext } from './harness.ts';
+import { dumpFolder, dumpStore, errorText, queryStore, request, requireRoute, scenario, startServer, type ScenarioContext } from './harness.ts';
 
 const isRoot = process.getuid?.() === 0;
 

@@ -23,7 +23,10 @@ export function pathsOf(v: Json, at: PathSeg[] = []): PathSeg[][] {
 /** Every object key used anywhere in `v`. */
 export function keysOf(v: unknown, out = new Set<string>()): Set<string> {
   if (Array.isArray(v)) v.forEach((x) => keysOf(x, out));
-  else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) (out.add(k), keysOf(x, out));
+  else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) {
+    out.add(k);
+    keysOf(x, out);
+  }
   return out;
 }
 

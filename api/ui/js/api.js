@@ -92,7 +92,7 @@ async function send(method, path, body, session, contentType) {
     throw new ApiError(0, null, `The server could not be reached (${err.message}). Check the connection and try again.`);
   }
   const text = await res.text();
-  let data = null;
+  let data;
   let plain = null;
   const json = /json/i.test(res.headers.get('content-type') ?? '');
   try {

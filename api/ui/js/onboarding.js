@@ -1,7 +1,6 @@
 import { ApiError, call, userPath } from './api.js';
 import { fmtDate, h } from './dom.js';
 import { subscribe } from './events.js';
-import { Progress } from './progress.js';
 
 /** The steps docs/contract/api.md §1 names, matched to the reconciler's step names. */
 export function clientSteps({ withConnection, withDashboards }) {

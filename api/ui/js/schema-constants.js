@@ -19,8 +19,10 @@ export const AGGREGATIONS = Object.freeze(["sum","count","average","avg","min","
 export const PHASES = Object.freeze(["Pending","Synced","Failed","Invalid","Pruned"]);
 /** Client registry statuses (docs/contract/api.md §3). */
 export const CLIENT_STATUSES = Object.freeze(["ACTIVE","FAILED","SUSPENDED","OFFBOARDED","DELETED"]);
-/** Statuses of a pipeline run (the `status` filter of the runs listing). */
+/** Statuses of a pipeline run. */
 export const RUN_STATUSES = Object.freeze(["queued","running","succeeded","failed","cancelled"]);
+/** Statuses of a step of a pipeline run. */
+export const STEP_STATUSES = Object.freeze(["pending","running","succeeded","failed","skipped"]);
 /** String limits of an onboarding package's fields (minLength, maxLength, pattern). */
 export const CLIENT_LIMITS = Object.freeze({"clientId":{"minLength":1,"pattern":"^([A-Za-z0-9][A-Za-z0-9_-]{0,63})?$"},"clientName":{"maxLength":200,"pattern":"\\S"},"description":{"maxLength":2000},"connectionId":{"minLength":1,"pattern":"^(D[0-9]{4}A[0-9]{5})?$"},"coreModelId":{"minLength":1,"pattern":"^(SM[0-9]{4}A[0-9]{5})?$"}});
 /** String limits of a VDM of an onboarding package. */

@@ -1,5 +1,5 @@
-import { Runtime } from '../../runtime.ts';
-import type { CommandContext } from '../context.ts';
+import { createRuntime, type Runtime } from '../../runtime.ts';
+import { schemasFor, type CommandContext } from '../context.ts';
 import { checkStoreSource } from '../../store/source.ts';
 import { commandConfig } from './config.ts';
 
@@ -9,7 +9,7 @@ import { commandConfig } from './config.ts';
  */
 export async function withRuntime<T>(ctx: CommandContext, fn: (rt: Runtime) => Promise<T>, opts: { record?: boolean; anySource?: boolean } = {}): Promise<T> {
   const config = commandConfig(ctx);
-  const rt = new Runtime({ config, engine: ctx.engine });
+  const rt = createRuntime({ config, engine: ctx.engine, schemas: schemasFor(ctx, config.strictManifests) });
   try {
     // `anySource`: commands that touch no manifest (users) work on a store kept from any source;
     // suggesting --adopt-source there would have pruned every object of a git-mode store.

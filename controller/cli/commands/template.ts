@@ -10,15 +10,14 @@ import type { ClientSetSpec } from '../../kinds/clientset/types.ts';
 import { parseManifest } from '../../manifest/loader.ts';
 import { SchemaRegistry } from '../../manifest/validator.ts';
 import { ManifestFiles } from '../../sources/files.ts';
-import type { CommandContext } from '../context.ts';
+import { schemasFor, type CommandContext } from '../context.ts';
 
 /**
  * Renders a ClientSet file offline (no store): its inputs read under the manifests root, each
  * input's objects validated by their kind's schema. The rendered objects as multi-document YAML,
  * and one line per problem.
  */
-export async function renderTemplate(file: string, root: string): Promise<{ documents: string[]; problems: string[] }> {
-  const schemas = new SchemaRegistry();
+export async function renderTemplate(file: string, root: string, schemas: SchemaRegistry = new SchemaRegistry()): Promise<{ documents: string[]; problems: string[] }> {
   const rel = relative(root, file);
   if (rel.startsWith('..') || rel.startsWith(sep)) throw new Error(`${file} is not inside the manifests root ${root} (use --root)`);
   const files = new ManifestFiles(root);
@@ -78,7 +77,7 @@ export function registerTemplate(ctx: CommandContext): void {
       const manifests = resolve((ctx.program.opts() as { manifests?: string }).manifests ?? ctx.io.env.BI_MANIFESTS_DIR ?? 'manifests');
       const inside = !relative(manifests, abs).startsWith('..');
       const root = resolve(opts.root ?? (inside ? manifests : await inputsRoot(abs)));
-      const { documents, problems } = await renderTemplate(abs, root);
+      const { documents, problems } = await renderTemplate(abs, root, schemasFor(ctx, false));
       if (documents.length) ctx.io.out(documents.map((d) => `---\n${d.trimEnd()}`).join('\n'));
       for (const p of problems) ctx.io.err(p);
       if (problems.length) {

@@ -8,14 +8,14 @@ import { locateProblems } from '../../manifest/positions.ts';
 import { SchemaRegistry } from '../../manifest/validator.ts';
 import { ManifestFiles } from '../../sources/files.ts';
 import { strictManifests } from '../../config.ts';
-import type { CommandContext } from '../context.ts';
+import { schemasFor, type CommandContext } from '../context.ts';
 
 /**
  * Validates every manifest under `target` (a folder, or one file) the way the controller would before applying it: the
  * JSON Schemas, then each kind's rules that need no store. One line per problem.
  */
-export async function validateDir(target: string, opts: { strict?: boolean } = {}): Promise<{ files: number; problems: string[]; warnings: string[] }> {
-  const schemas = new SchemaRegistry(undefined, { strict: opts.strict });
+export async function validateDir(target: string, opts: { strict?: boolean; schemas?: SchemaRegistry } = {}): Promise<{ files: number; problems: string[]; warnings: string[] }> {
+  const schemas = opts.schemas ?? new SchemaRegistry(undefined, { strict: opts.strict });
   const appliers = new Map(defaultAppliers({ scheduleMinIntervalMs: scheduleMinInterval() }).map((a) => [a.kind, a]));
   const info = await stat(target).catch((err: NodeJS.ErrnoException) => {
     throw new Error(err.code === 'ENOENT' ? `${target}: no such file or directory` : `${target}: ${err.message}`);
@@ -55,7 +55,7 @@ export function registerValidate(ctx: CommandContext): void {
     .option('--strict', 'unknown fields are errors, as with BI_STRICT_MANIFESTS=true')
     .action(async (dir: string, flags: { strict?: boolean }) => {
       const strict = flags.strict === true || strictManifests(ctx.io.env);
-      const { files, problems, warnings } = await validateDir(resolve(dir), { strict });
+      const { files, problems, warnings } = await validateDir(resolve(dir), { strict, schemas: schemasFor(ctx, strict) });
       for (const w of warnings) ctx.io.err(w);
       for (const p of problems) ctx.io.err(p);
       const warned = warnings.length ? `, ${warnings.length} warning(s)` : '';

@@ -32,7 +32,7 @@ export function readInputs(spec: ClientSetSpec, read: (path: string) => SourceFi
     }
     inputs.push(raw as Input);
   };
-  (spec.inputs ?? []).forEach((input, i) => inputs.push(input));
+  (spec.inputs ?? []).forEach((input) => inputs.push(input));
   (spec.inputsFrom ?? []).forEach((from, i) => {
     const at = `spec.inputsFrom[${i}].path`;
     const file = read(from.path);

@@ -35,8 +35,8 @@ export interface PreviewContext {
   schemas: SchemaRegistry;
   read(path: string): SourceFile | null;
   fileOf(key: string): string | undefined;
-  /** The reconciler's one dry run (a transaction that always rolls back). */
-  dryRun(objects: { key: string; manifest: Manifest }[]): Map<string, { ok: true } | { ok: false; step: string; message: string }>;
+  /** The reconciler's one dry run (a transaction that always rolls back); `message`: the refusal's one text (`<step>: <reason>`). */
+  dryRun(objects: { key: string; manifest: Manifest }[]): Map<string, { ok: true } | { ok: false; message: string }>;
 }
 
 /**
@@ -91,7 +91,7 @@ export function previewClientSet(manifest: Manifest<ClientSetSpec>, ctx: Preview
     const failures = t.action === 'create' || t.action === 'update' ? t.objects.map((k) => [k, results.get(k)] as const).filter(([, r]) => r && !r.ok) : [];
     if (failures.length) {
       t.action = 'invalid';
-      t.problems = failures.map(([k, r]) => `${k}: ${r && !r.ok ? `${r.step}: ${r.message}` : ''}`);
+      t.problems = failures.map(([k, r]) => `${k}: ${r && !r.ok ? r.message : ''}`);
     }
   }
   tenants.sort((a, b) => a.input.localeCompare(b.input));

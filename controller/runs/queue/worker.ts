@@ -5,7 +5,7 @@ import { NetworkEgressPolicy } from '../engine/egress.ts';
 import type { LogLine } from '../store.ts';
 import { MAX_LOG_LINES, MAX_REJECTS_KEPT } from '../store.ts';
 import type { EngineResult, LogLevel, PipelineEngine, RejectedRow, RunHooks, StepProgress } from '../types.ts';
-import { WorkerThreadEngine } from '../worker-engine.ts';
+import { WorkerThreadEngine } from '../thread-engine.ts';
 import { JobConnectionResolver, RUN_TASK, type RunJob } from './job.ts';
 
 /** Progress crosses to the controller at most this often while rows flow… */

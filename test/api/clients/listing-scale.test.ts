@@ -1,15 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listClients, parseListQuery } from '../../../controller/kinds/client/listing.ts';
-import { RegistrySearch } from '../../../controller/kinds/client/search.ts';
 import { loginAs, type TestSession } from '../../helpers/auth.ts';
 import { makeTestApp, type TestApp } from '../../helpers/runtime.ts';
 
 const ROWS = 100_000;
-
-function p99(samples: number[]): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))];
-}
 
 /** Seeds the registry with `n` rows in one transaction (dates spread, some ties, all statuses). */
 function seed(t: TestApp, n: number): void {
@@ -40,21 +33,13 @@ describe(`client listing at ${ROWS.toLocaleString('en')} rows`, () => {
 
   const list = (q: string) => t.app.inject({ method: 'GET', url: `/v1/bi/admin/clients/${admin.userId}${q}`, headers: admin.headers });
 
-  async function measure(queries: string[]): Promise<number[]> {
-    const out: number[] = [];
-    for (const q of queries) {
-      const started = performance.now();
-      const res = await list(q);
-      out.push(performance.now() - started);
-      expect(res.statusCode).toBe(200);
-    }
-    return out;
+  async function walk(queries: string[]): Promise<void> {
+    for (const q of queries) expect((await list(q)).statusCode).toBe(200);
   }
 
   it('serves any page without search, correct from either end of the index', async () => {
-    await measure(['?page=1', '?page=500']); // warm up
-    const pages = Array.from({ length: 200 }, (_, i) => `?page=${1 + ((i * 37) % 1000)}&limit=100${i % 3 === 0 ? '&status=ACTIVE' : ''}`);
-    const samples = await measure(pages);
+    // Pages spread over the index, with and without a status filter (their times are the bench's: registry p99).
+    await walk(Array.from({ length: 20 }, (_, i) => `?page=${1 + ((i * 379) % 1000)}&limit=100${i % 3 === 0 ? '&status=ACTIVE' : ''}`));
     const last = await list('?page=1000&limit=100');
     expect(last.json().pagination).toEqual({ page: 1000, limit: 100, total: ROWS, totalPages: 1000 });
     expect(last.json().data).toHaveLength(100);
@@ -69,24 +54,12 @@ describe(`client listing at ${ROWS.toLocaleString('en')} rows`, () => {
     expect(await ids('?page=80&limit=1000&status=ACTIVE')).toEqual(active.slice(79_000, 80_000));
     const first = await list('?limit=2');
     expect(first.json().data.map((c: { clientId: string }) => c.clientId)).toEqual(['CLIENT_099999', 'CLIENT_099996']);
-    // The registry's own part (query + mapping), without the HTTP and session layers around it.
-    const store: number[] = [];
-    const search = new RegistrySearch({ db: t.rt.db });
-    for (let i = 0; i < 200; i++) {
-      const q = parseListQuery({ page: String(1 + ((i * 37) % 1000)), ...(i % 3 === 0 ? { status: 'ACTIVE' } : {}) });
-      const started = performance.now();
-      await listClients(t.rt.db, q, search);
-      store.push(performance.now() - started);
-    }
-    await search.close();
-    console.log(`listing p99 over HTTP ${p99(samples).toFixed(2)} ms, registry query p99 ${p99(store).toFixed(2)} ms (200 pages each)`);
     // Timings depend on the machine's load: the bench judges them (registry p99). The structural
     // guarantee (covering-index page walks) is asserted in test/controller/kinds/client/listing.test.ts.
   });
 
   it('searches the whole registry (its time is judged in the bench)', async () => {
-    const samples = await measure(['?search=client_0999', '?search=' + encodeURIComponent('(a+)+$'), '?search=number%201234']);
-    console.log(`search ${samples.map((s) => s.toFixed(1)).join(' / ')} ms`);
+    await walk(['?search=client_0999', '?search=' + encodeURIComponent('(a+)+$'), '?search=number%201234']);
     const res = await list('?search=client_09999&limit=5');
     expect(res.json().pagination.total).toBe(10);
   });

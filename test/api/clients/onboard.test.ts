@@ -4,6 +4,8 @@ import { parse } from 'yaml';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createUserWithKey, loginAs, type TestKey } from '../../helpers/auth.ts';
 import { makeTestApp, type TestApp } from '../../helpers/runtime.ts';
+import { createClientApplier } from '../../../controller/kinds/client/applier.ts';
+import { defaultAppliers } from '../../../controller/kinds/index.ts';
 import {
   CONNECTION_ID,
   CORE_MODEL_ID,
@@ -367,5 +369,26 @@ describe('a restart in the middle of a burst of onboardings', () => {
     } finally {
       await t2.close();
     }
+  });
+});
+
+describe('POST /v1/sdk/client/onboard?dryRun=true: the reconciler\'s one dry run', () => {
+  let t: TestApp;
+  afterEach(async () => t.close());
+
+  it('plans through the registered Client applier: a step that would fail answers the onboarding\'s 422, nothing written', async () => {
+    const appliers = defaultAppliers().map((a) => (a.kind === 'Client' ? createClientApplier({ failAt: 'deploy dashboard' }) : a));
+    t = await makeTestApp({ appliers });
+    writeCoreModel(t);
+    await t.sync();
+    const key = await createUserWithKey(t);
+    const before = snapshot(t.rt.db);
+    const dry = await t.app.inject({ method: 'POST', url: `${URL}?dryRun=true`, headers: key.headers, payload: packageWithDashboard('ACME') });
+    expect([dry.statusCode, dry.json()]).toEqual([422, { success: false, dryRun: true, status: 'FAILED', error: 'deploy dashboard: injected failure' }]);
+    expect(snapshot(t.rt.db)).toEqual(before);
+    expect(existsSync(join(t.manifests, 'clients'))).toBe(false);
+    // The real onboarding fails at the same step with the same text.
+    const real = await t.app.inject({ method: 'POST', url: URL, headers: key.headers, payload: packageWithDashboard('ACME') });
+    expect([real.statusCode, real.json().error]).toEqual([422, 'deploy dashboard: injected failure']);
   });
 });

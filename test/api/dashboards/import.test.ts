@@ -284,8 +284,14 @@ describe('POST /v1/sdk/import when the apply fails', () => {
     expect([res.statusCode, res.json()]).toEqual([422, { success: false, error: 'facade: the store refused the facade' }]);
     expect(dashboardFiles(t)).toEqual([]);
     expect(t.rt.db.prepare('SELECT COUNT(*) AS n FROM facades').get()).toEqual({ n: 0 });
-    // The name is free again.
-    expect((await post(t, payload(), '/v1/sdk/import?dryRun=true')).json().manifest).toBe('dashboards/Sales-dashboard.yaml');
+    expect(t.rt.reconciler.status.get('Dashboard/Sales-dashboard')).toBeUndefined();
+  });
+
+  it('?dryRun=true goes through the same apply (the reconciler\'s dry run): the same 422, nothing written', async () => {
+    const dry = await post(t, payload(), '/v1/sdk/import?dryRun=true');
+    expect([dry.statusCode, dry.json()]).toEqual([422, { success: false, error: 'facade: the store refused the facade' }]);
+    expect(dashboardFiles(t)).toEqual([]);
+    expect(t.rt.db.prepare('SELECT COUNT(*) AS n FROM facades').get()).toEqual({ n: 0 });
   });
 });
 

@@ -210,6 +210,11 @@ describe('POST /v1/sdk/import-pipeline', () => {
         : a,
     );
     await setup({ appliers });
+    // The dry run goes through the same apply (the reconciler's dry run): the same 422, nothing written.
+    const dry = await post(minimalPayload('Doomed'), `${URL}?dryRun=true`);
+    expect([dry.statusCode, dry.json()]).toEqual([422, { success: false, message: 'steps: the store refused the steps' }]);
+    expect(pipelineFiles()).toEqual([]);
+    expect(count('pipelines')).toBe(0);
     const res = await post(minimalPayload('Doomed'));
     expect(res.statusCode).toBe(422);
     expect(res.json()).toEqual({ success: false, message: 'steps: the store refused the steps' });

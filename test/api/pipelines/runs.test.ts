@@ -28,7 +28,7 @@ describe('pipeline runs over HTTP', () => {
   it('POST /runs answers 202 with the run; the run succeeds with its steps, counts and trigger api', async () => {
     await setup({ rows: 5, rejectsPerStep: 1 });
     const pipelineId = await importPipeline();
-    const finished = vi.spyOn(t.rt, 'runFinished');
+    const finished = vi.spyOn(t.rt.notifications, 'onRun');
     const res = await req('POST', `/v1/sdk/pipelines/${pipelineId}/runs`);
     expect(res.statusCode).toBe(202);
     const { run } = res.json();

@@ -105,7 +105,7 @@ describe('ClientSet API', () => {
     const refused = (await t.app.inject({ method: 'POST', url: '/v1/reconciler/clientsets/preview', headers: admin, payload: next })).json();
     const created = refused.tenants.find((x: { input: string }) => x.input === 'NEW1');
     expect(created.action).toBe('invalid');
-    expect(created.problems[0]).toMatch(/^Client\/NEW1: create model: /);
+    expect(created.problems).toEqual(['Client/NEW1: create model: core model SM2026A09999 does not exist']);
     const bad = await t.app.inject({ method: 'POST', url: '/v1/reconciler/clientsets/preview', headers: admin, payload: { kind: 'ClientSet', metadata: { name: 'x' }, spec: { resources: 'no' } } });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().error).toContain('spec.resources');

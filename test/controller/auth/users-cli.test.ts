@@ -7,6 +7,7 @@ import { verifyPassword } from '../../../controller/auth/passwords.ts';
 import type { CliIO } from '../../../controller/cli/io.ts';
 import { main } from '../../../controller/cli/main.ts';
 import { openStore } from '../../../controller/store/db.ts';
+import { testSchemas } from '../../helpers/runtime.ts';
 
 describe('bictl users', () => {
   let dir: string;
@@ -21,7 +22,7 @@ describe('bictl users', () => {
     const out: string[] = [];
     const err: string[] = [];
     const io: CliIO = { out: (l) => out.push(l), err: (l) => err.push(l), env: { BI_MANIFESTS_DIR: join(dir, 'manifests') }, stdin: Readable.from([stdin]) };
-    const code = await main(['node', 'bictl', '--db', db, ...args], io);
+    const code = await main(['node', 'bictl', '--db', db, ...args], io, { schemas: testSchemas() });
     return { code, out, err };
   };
 

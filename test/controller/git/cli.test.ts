@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CliIO } from '../../../controller/cli/io.ts';
 import { main } from '../../../controller/cli/main.ts';
+import { testSchemas } from '../../helpers/runtime.ts';
 import { listenControlSocket } from '../../../api/control-socket.ts';
 import { claimStore, CONTROL_SOCKET, releaseStore, updateClaim } from '../../../controller/store/owner.ts';
 import { connection, coreModel, makeGitRuntime, Remote, type GitTestRuntime } from './harness.ts';
@@ -35,7 +36,7 @@ describe('bictl status and bictl rollback', () => {
 
   it('status prints the store as a table, with the synced revision', async () => {
     const io = bufferIO(env);
-    expect(await main(['node', 'bictl', 'status'], io)).toBe(0);
+    expect(await main(['node', 'bictl', 'status'], io, { schemas: testSchemas() })).toBe(0);
     const rev = remote.remoteHead();
     const out = io.lines.join('\n').split('\n');
     expect(out[0]).toBe(`git main: last synced revision ${rev}`);
@@ -47,10 +48,10 @@ describe('bictl status and bictl rollback', () => {
 
   it('status filters by kind and phase, and refuses an unknown phase', async () => {
     const io = bufferIO(env);
-    expect(await main(['node', 'bictl', 'status', '--kind', 'CoreModel', '--phase', 'Synced'], io)).toBe(0);
+    expect(await main(['node', 'bictl', 'status', '--kind', 'CoreModel', '--phase', 'Synced'], io, { schemas: testSchemas() })).toBe(0);
     expect(io.lines.at(-1)).toBe('1 manifests: 1 synced, 0 failed, 0 invalid, 0 pending, 0 pruned');
     const bad = bufferIO(env);
-    expect(await main(['node', 'bictl', 'status', '--phase', 'Done'], bad)).toBe(2);
+    expect(await main(['node', 'bictl', 'status', '--phase', 'Done'], bad, { schemas: testSchemas() })).toBe(2);
     expect(bad.errors).toEqual(['bictl status: phase must be one of Pending, Synced, Failed, Invalid, Pruned']);
   });
 
@@ -59,7 +60,7 @@ describe('bictl status and bictl rollback', () => {
     const bad = remote.push('bad change');
     await t.poll();
     const io = bufferIO(env);
-    expect(await main(['node', 'bictl', 'rollback', bad], io)).toBe(0);
+    expect(await main(['node', 'bictl', 'rollback', bad], io, { schemas: testSchemas() })).toBe(0);
     const [revert] = remote.log();
     const [sha, author, subject] = revert.split('|');
     expect(io.lines).toEqual([`reverted ${bad} with ${sha} on main; the controller applies it on its next poll or webhook`]);
@@ -82,7 +83,7 @@ describe('bictl status and bictl rollback', () => {
     updateClaim(data, { socket: control.path });
     try {
       const io = bufferIO(env);
-      expect(await main(['node', 'bictl', 'rollback', bad], io)).toBe(0);
+      expect(await main(['node', 'bictl', 'rollback', bad], io, { schemas: testSchemas() })).toBe(0);
       const [sha] = remote.log()[0].split('|');
       expect(io.lines).toEqual([`reverted ${bad} with ${sha} on main through the server (pid ${process.pid}), which applied it:`, '1 applied, 0 unchanged, 0 pruned, 0 failed, 0 invalid']);
       // Applied by the server's own reconciler, no poll needed.
@@ -95,7 +96,7 @@ describe('bictl status and bictl rollback', () => {
 
   it('rollback of an unknown revision fails clearly', async () => {
     const io = bufferIO(env);
-    expect(await main(['node', 'bictl', 'rollback', 'deadbeef'], io)).toBe(1);
+    expect(await main(['node', 'bictl', 'rollback', 'deadbeef'], io, { schemas: testSchemas() })).toBe(1);
     expect(io.errors).toEqual(['bictl rollback: revision deadbeef not found on main']);
   });
 });
@@ -104,7 +105,7 @@ describe('bictl rollback in directory mode', () => {
   it('refuses with a clear message', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'bi-cli-'));
     const io = bufferIO({ BI_DB_PATH: join(dir, 'bi.sqlite'), BI_MANIFESTS_DIR: join(dir, 'm') });
-    expect(await main(['node', 'bictl', 'rollback', 'abc123'], io)).toBe(2);
+    expect(await main(['node', 'bictl', 'rollback', 'abc123'], io, { schemas: testSchemas() })).toBe(2);
     expect(io.errors).toEqual(['bictl rollback: needs git mode (set BI_GIT_URL); in directory mode restore the file from your own history']);
     rmSync(dir, { recursive: true, force: true });
   });

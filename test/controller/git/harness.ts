@@ -6,9 +6,10 @@ import { Writable } from 'node:stream';
 import { stringify } from 'yaml';
 import { loadConfig } from '../../../controller/config.ts';
 import { createLogger } from '../../../controller/log.ts';
-import { Runtime } from '../../../controller/runtime.ts';
+import { createRuntime, type Runtime } from '../../../controller/runtime.ts';
 import type { GitSource } from '../../../controller/sources/git.ts';
 import { FakeClock, ManualScheduler } from '../../helpers/clock.ts';
+import { testSchemas } from '../../helpers/runtime.ts';
 
 const GIT_ENV = {
   ...process.env,
@@ -174,11 +175,12 @@ export async function makeGitRuntime(opts: GitRuntimeOptions): Promise<GitTestRu
     },
     { manifestsDir: join(dir, 'unused'), dbPath: join(dir, 'data', 'bi.sqlite'), dataDir: join(dir, 'data') },
   );
-  const rt = new Runtime({
+  const rt = createRuntime({
     config,
     clock: clock.now,
     scheduler: scheduler.schedule,
     random: () => 0,
+    schemas: config.strictManifests ? undefined : testSchemas(),
     log: createLogger({ level: 'debug', out }),
     sleep: async (ms) => {
       sleeps.push(ms);

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_MANIFEST_BYTES, parseManifest } from '../../../controller/manifest/loader.ts';
 import { SchemaRegistry } from '../../../controller/manifest/validator.ts';
+import { testSchemas } from '../../helpers/schemas.ts';
 
-const schemas = new SchemaRegistry();
+const schemas = testSchemas();
 
 const coreModel = `apiVersion: bi.controller/v1
 kind: CoreModel

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseManifest } from '../../../controller/manifest/loader.ts';
 import { renderManifestYaml } from '../../../controller/manifest/render.ts';
-import { SchemaRegistry } from '../../../controller/manifest/validator.ts';
+import { testSchemas } from '../../helpers/schemas.ts';
 
 /** Strings a YAML emitter can get wrong: other types' plain forms, indicators, breaks, controls. */
 const TRICKY = [
@@ -26,7 +26,7 @@ const json = fc.letrec((tie) => ({
   ),
 })).value;
 
-const schemas = new SchemaRegistry();
+const schemas = testSchemas();
 
 describe('renderManifestYaml', () => {
   it('writes text the loader reads back as the same value, whatever the strings look like', () => {

@@ -4,11 +4,11 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../controller/config.ts';
-import { Runtime } from '../../../controller/runtime.ts';
+import { createRuntime } from '../../../controller/runtime.ts';
 import { DirectorySource } from '../../../controller/sources/directory.ts';
 import { emptyReport, type SourceFile, type SourceSink } from '../../../controller/reconciler/types.ts';
 import { sha256 } from '../../../controller/hash.ts';
-import { manifest } from '../../helpers/runtime.ts';
+import { manifest, testSchemas } from '../../helpers/runtime.ts';
 import { waitFor } from '../../helpers/wait.ts';
 
 const core = (name: string, description = '') => stringify(manifest('CoreModel', name, { name, description }));
@@ -70,7 +70,7 @@ describe('DirectorySource (real watcher)', () => {
     const manifests = join(dir, 'manifests');
     const config = loadConfig({}, { manifestsDir: manifests, dbPath: join(dir, 'data', 'bi.sqlite'), dataDir: join(dir, 'data') });
     // A removal waits out the mass-prune guard's window (10 s by default) before it is pruned.
-    const rt = new Runtime({ config, pruneWindowMs: 50 });
+    const rt = createRuntime({ config, pruneWindowMs: 50, schemas: testSchemas() });
     await rt.start();
     const status = (key: string) => rt.reconciler.status.get(key);
     try {

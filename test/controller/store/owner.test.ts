@@ -9,6 +9,7 @@ import { loadConfig } from '../../../controller/config.ts';
 import { claimStore, OWNER_FILE, processStarted, storeOwner, StoreOwnedError, type StoreOwner } from '../../../controller/store/owner.ts';
 import { runCli } from '../../helpers/cli.ts';
 import { manifest } from '../../helpers/runtime.ts';
+import { testSchemas } from '../../helpers/schemas.ts';
 
 /** Another live process (its pid is what a claim names). */
 function sleeper(): Promise<ChildProcess> {
@@ -124,7 +125,7 @@ describe('one store, one writer', () => {
   describe('with a server running on the store', () => {
     let server: Server;
     beforeEach(async () => {
-      server = await startServer(loadConfig({}, { manifestsDir: manifests, dbPath: join(data, 'bi.sqlite'), dataDir: data, port: 0, logLevel: 'silent' }));
+      server = await startServer(loadConfig({}, { manifestsDir: manifests, dbPath: join(data, 'bi.sqlite'), dataDir: data, port: 0, logLevel: 'silent' }), { schemas: testSchemas() });
       await new Promise<void>((resolve) => (server.runtime.reconciler.ready ? resolve() : server.runtime.reconciler.once('ready', () => resolve())));
     });
     afterEach(async () => {
@@ -134,7 +135,7 @@ describe('one store, one writer', () => {
     it('the server claims the store with its pid, URL and control socket, and gives it back when it stops', async () => {
       const owner = JSON.parse(readFileSync(join(data, OWNER_FILE), 'utf8')) as StoreOwner;
       expect(owner).toMatchObject({ pid: process.pid, role: 'serve', url: server.url, socket: join(data, 'control.sock') });
-      await expect(startServer(loadConfig({}, { manifestsDir: manifests, dbPath: join(data, 'bi.sqlite'), dataDir: data, port: 0, logLevel: 'silent' }))).rejects.toThrow(
+      await expect(startServer(loadConfig({}, { manifestsDir: manifests, dbPath: join(data, 'bi.sqlite'), dataDir: data, port: 0, logLevel: 'silent' }), { schemas: testSchemas() })).rejects.toThrow(
         `a server (pid ${process.pid}) owns this store: stop it first, or give this one another BI_DB_PATH`,
       );
       await server.close();

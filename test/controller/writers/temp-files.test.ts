@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startServer } from '../../../api/server.ts';
 import { loadConfig } from '../../../controller/config.ts';
 import { removeStaleTempFiles, writeFileAtomic } from '../../../controller/writers/directory.ts';
+import { testSchemas } from '../../helpers/schemas.ts';
 
 let dir: string;
 beforeEach(() => {
@@ -21,7 +22,7 @@ describe('temp files left by a crash', () => {
     writeFileSync(join(m, '.deadbeef0000.tmp'), '');
     writeFileSync(join(m, 'notes.tmp'), 'mine');
     writeFileSync(join(m, '.editor.swp.tmp'), 'mine too');
-    const server = await startServer(loadConfig({}, { manifestsDir: m, dbPath: join(dir, 'data', 'bi.sqlite'), dataDir: join(dir, 'data'), port: 0, logLevel: 'silent' }));
+    const server = await startServer(loadConfig({}, { manifestsDir: m, dbPath: join(dir, 'data', 'bi.sqlite'), dataDir: join(dir, 'data'), port: 0, logLevel: 'silent' }), { schemas: testSchemas() });
     try {
       expect(readdirSync(m, { recursive: true }).map(String).sort()).toEqual(['.editor.swp.tmp', 'dashboards', 'notes.tmp']);
     } finally {

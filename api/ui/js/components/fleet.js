@@ -53,7 +53,10 @@ function morphChildren(a, b, active) {
     const o = old[i];
     const n = fresh[i];
     if (!o) a.append(n);
-    else if (!o.contains(active)) (n ? o.replaceWith(n) : o.remove());
+    else if (!o.contains(active)) {
+      if (n) o.replaceWith(n);
+      else o.remove();
+    }
     else if (n && sameSlot(o, n)) morph(o, n, active);
     // The focused element has no counterpart any more: it stays until the next refresh without focus.
   }

@@ -1,5 +1,5 @@
 import { call } from '../api.js';
-import { announce, badge, confirmDialog, field, fmtDate, h, notice, render } from '../dom.js';
+import { announce, badge, confirmDialog, field, fmtDate, h, notice } from '../dom.js';
 import { KINDS, PHASES } from '../schema-constants.js';
 import { asyncView, errorText } from '../components/async-view.js';
 import { inlineFacts } from '../components/facts.js';

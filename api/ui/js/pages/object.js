@@ -1,7 +1,7 @@
 import { call } from '../api.js';
 import { announce, badge, confirmDialog, fmtDate, h, notice, render } from '../dom.js';
 import { dataTable } from '../components/data-table.js';
-import { emptyState, errorText, loadInto } from '../components/async-view.js';
+import { emptyState, loadInto } from '../components/async-view.js';
 import { manifestDiff, manifestText } from '../components/manifest-diff.js';
 import { when } from '../components/ops-format.js';
 

@@ -4,7 +4,6 @@ export type Converted = { ok: true; value: unknown } | { ok: false; problem: str
 const ok = (value: unknown): Converted => ({ ok: true, value });
 const no = (problem: string): Converted => ({ ok: false, problem });
 
-const INTEGER = /^[+-]?\d+$/;
 const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
 export function toInteger(v: unknown): Converted {

@@ -1,4 +1,3 @@
-import type pg from 'pg';
 import type { Batch, ResolvedConnection } from '../../types.ts';
 import { connectPostgres } from '../connections.ts';
 import { type LoadMode, PostgresTableWriter } from '../load/postgres.ts';
@@ -32,7 +31,6 @@ export class TableWriteStep implements StepRunner {
   readonly #primaryKey: string[];
   readonly #table: string;
   #writer: PostgresTableWriter | undefined;
-  #client: pg.Client | undefined;
 
   constructor(kind: 'load' | 'stage', config: Record<string, unknown>, scope: RunScope) {
     this.#kind = kind;
@@ -58,7 +56,6 @@ export class TableWriteStep implements StepRunner {
     const reach = this.#scope.reach;
     const schema = reach.schemaFor(conn, configString(this.#config, 'schemaName'), 'config.schemaName');
     const client = await connectPostgres(conn, this.#scope.egress, `${this.#kind} ${this.#scope.runId}`, reach.pinnedSchema(conn));
-    this.#client = client;
     let committed = false;
     const release = async (sql: 'COMMIT' | 'ROLLBACK'): Promise<void> => {
       if (committed) return;

@@ -1,5 +1,5 @@
 import type { Batch, Row } from '../../types.ts';
-import { type RuleSpec, StepConfigError, type StepContext, type StepRunner, isNullish, isObject, rulesOf, show } from '../step.ts';
+import { type RuleSpec, StepConfigError, type StepContext, type StepRunner, isObject, rulesOf, show } from '../step.ts';
 import { type Converted, padTrim, toDate, toDecimal, toInteger, toText } from './convert.ts';
 
 /** `apply` may refuse a value; `map` never does (no result object per value). */

@@ -4,7 +4,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { clientApplier, createClientApplier } from '../../../../controller/kinds/client/applier.ts';
 import { CLIENT_STEPS, type ClientRefs, type ClientSpec, type ClientStep } from '../../../../controller/kinds/client/types.ts';
 import { defaultAppliers } from '../../../../controller/kinds/index.ts';
-import { SchemaRegistry } from '../../../../controller/manifest/validator.ts';
 import { IdAllocator } from '../../../../controller/store/ids.ts';
 import type { Applier, Manifest } from '../../../../controller/types.ts';
 import { makeTestRuntime, manifest, type TestRuntime } from '../../../helpers/runtime.ts';
@@ -19,6 +18,7 @@ import {
   statusCounts,
   writeCoreModel,
 } from './fixtures.ts';
+import { testSchemas } from '../../../helpers/schemas.ts';
 
 const RESOURCES = ['connections', 'semantic_models', 'vdms', 'facades', 'experiments', 'id_sequences'] as const;
 
@@ -359,7 +359,7 @@ describe('Client applier called directly', () => {
     try {
       writeCoreModel(t);
       await t.sync();
-      const schemas = new SchemaRegistry();
+      const schemas = testSchemas();
       const doc = clientManifest(packageWithDashboard());
       const validated = schemas.validateManifest(doc);
       if (!validated.ok) throw new Error('fixture does not validate');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AGGREGATIONS, CHART_TYPES, resolveChartType } from '../../../../controller/kinds/dashboard/catalogue.ts';
 import { vdmFields } from '../../../../controller/kinds/dashboard/fields.ts';
-import { SchemaRegistry } from '../../../../controller/manifest/validator.ts';
+import { testSchemas } from '../../../helpers/schemas.ts';
 
 describe('chart-type catalogue (docs/contract/api.md §4.9)', () => {
   it('maps every friendly name of the spec to its CH code', () => {
@@ -25,7 +25,7 @@ describe('chart-type catalogue (docs/contract/api.md §4.9)', () => {
   });
 
   it('is the same list of aggregations the schema accepts', () => {
-    const schema = new SchemaRegistry().schema('dashboard') as { $defs: { measure: { properties: { aggregation: { enum: string[] } } } } };
+    const schema = testSchemas().schema('dashboard') as { $defs: { measure: { properties: { aggregation: { enum: string[] } } } } };
     expect(schema.$defs.measure.properties.aggregation.enum).toEqual(Object.keys(AGGREGATIONS));
   });
 });

@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { buildSections, validateSections, type SectionInput } from '../../../../controller/kinds/dashboard/charts.ts';
 import { vdmFields } from '../../../../controller/kinds/dashboard/fields.ts';
 import { validateDashboard, CHARTS_REQUIRED } from '../../../../controller/kinds/dashboard/spec.ts';
-import { SchemaRegistry } from '../../../../controller/manifest/validator.ts';
+import { testSchemas } from '../../../helpers/schemas.ts';
 
-const schemas = new SchemaRegistry();
+const schemas = testSchemas();
 
 /** Schema-validated sections (defaults filled in), as the applier gets them. */
 function sections(input: unknown[]): SectionInput[] {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { resolveSteps, STEP_LABELS } from '../../../../controller/kinds/pipeline/normalize.ts';
 import type { PipelineSpec } from '../../../../controller/kinds/pipeline/types.ts';
-import { SchemaRegistry } from '../../../../controller/manifest/validator.ts';
 import { fullPayload } from './fixtures.ts';
+import { testSchemas } from '../../../helpers/schemas.ts';
 
-const schemas = new SchemaRegistry();
+const schemas = testSchemas();
 function spec(body: Record<string, unknown>): PipelineSpec {
   const r = schemas.validate<PipelineSpec>('pipeline', body);
   if (!r.ok) throw new Error(JSON.stringify(r.problems));

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { NO_NAME, semanticProblems, validatePipelinePayload } from '../../../../controller/kinds/pipeline/validate.ts';
-import { SchemaRegistry } from '../../../../controller/manifest/validator.ts';
 import { fullPayload, minimalPayload } from './fixtures.ts';
+import { testSchemas } from '../../../helpers/schemas.ts';
 
-const schemas = new SchemaRegistry();
+const schemas = testSchemas();
 
 function messageOf(body: unknown): string {
   const r = validatePipelinePayload(schemas, body);

@@ -25,8 +25,8 @@ export type WorkerMessage =
   | { type: 'log'; level: LogLevel; message: string }
   | { type: 'result'; result: EngineResult };
 
-const ENTRY = join(ROOT, 'controller', 'runs', 'engine-worker.ts');
-const BUNDLE = join(ROOT, 'dist', 'engine-worker.mjs');
+const ENTRY = join(ROOT, 'controller', 'runs', 'thread-engine-entry.ts');
+const BUNDLE = join(ROOT, 'dist', 'thread-engine-entry.mjs');
 
 function newestSource(dir: string): number {
   let newest = 0;
@@ -46,7 +46,7 @@ let bundling: Promise<string> | undefined;
  */
 export function workerBundle(): Promise<string> {
   return (bundling ??= (async () => {
-    let fresh = false;
+    let fresh: boolean;
     try {
       fresh = statSync(BUNDLE).mtimeMs >= newestSource(join(ROOT, 'controller'));
     } catch {

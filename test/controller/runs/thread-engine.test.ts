@@ -2,10 +2,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { WorkerThreadEngine } from '../../../controller/runs/worker-engine.ts';
+import { WorkerThreadEngine } from '../../../controller/runs/thread-engine.ts';
 import type { EngineInput, LogLevel, RejectedRow, StepProgress } from '../../../controller/runs/types.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'bi-worker-engine-'));
+const dir = mkdtempSync(join(tmpdir(), 'bi-thread-engine-'));
 writeFileSync(join(dir, 'orders.csv'), 'id,email\n1,a@x.io\n2,bad\n3,c@x.io\n');
 mkdirSync(join(dir, 'ACME'));
 writeFileSync(join(dir, 'ACME', 'orders.csv'), 'id,email\n7,acme@x.io\n');

@@ -1,16 +1,16 @@
 /**
- * The entry of a run's worker thread (bundled to dist/engine-worker.mjs by worker-engine.ts):
+ * The entry of a run's worker thread (bundled to dist/thread-engine-entry.mjs by thread-engine.ts):
  * runs the streaming engine on the data the main thread sent and posts the hooks back.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { StreamingPipelineEngine } from './engine/engine.ts';
 import { NetworkEgressPolicy } from './engine/egress.ts';
 import type { StepProgress } from './types.ts';
-import type { WorkerMessage, WorkerRun } from './worker-engine.ts';
+import type { WorkerMessage, WorkerRun } from './thread-engine.ts';
 
 const data = workerData as WorkerRun;
 const port = parentPort;
-if (!port) throw new Error('engine-worker runs in a worker thread only');
+if (!port) throw new Error('thread-engine-entry runs in a worker thread only');
 const post = (m: WorkerMessage) => port.postMessage(m);
 const controller = new AbortController();
 port.on('message', (m: { type: string }) => {
