@@ -170,7 +170,7 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
     retentionScheduler: maintenance,
     onFinished: (run) => reportRun(run, metrics, notifications),
   });
-  const lifecycle: LifecyclePorts = { db, clock, log, config, locks, auth, runs, reconciler, source, submitter, notifications };
+  const lifecycle: LifecyclePorts = { db, clock, log, config, locks, auth, runs, reconciler, source, submitter, notifications, applied };
   const purges = new ClientPurge({ runtime: lifecycle });
   const holds = new ClientHoldsObserver({ runtime: lifecycle });
   metrics.watch({

@@ -47,13 +47,20 @@ export class AppliedStore {
   readonly #trim: Statement;
   readonly #list: Statement;
   readonly #get: Statement;
+  readonly #forget: Statement;
 
   constructor(db: Database) {
+    this.#forget = db.prepare('DELETE FROM applied_manifests WHERE key = ?');
     this.#insert = db.prepare(`INSERT INTO applied_manifests (key, version, spec_hash, manifest, path, revision, actor, applied_at)
       VALUES (@key, COALESCE((SELECT MAX(version) FROM applied_manifests WHERE key = @key), 0) + 1, @spec_hash, @manifest, @path, @revision, @actor, @applied_at)`);
     this.#trim = db.prepare(`DELETE FROM applied_manifests WHERE key = ? AND version <= (SELECT MAX(version) FROM applied_manifests WHERE key = ?) - ${APPLIED_VERSIONS_KEPT}`);
     this.#list = db.prepare('SELECT * FROM applied_manifests WHERE key = ? ORDER BY version DESC');
     this.#get = db.prepare('SELECT * FROM applied_manifests WHERE key = ? AND version = ?');
+  }
+
+  /** Every kept version of these keys removed (a purged client's objects: nothing of it stays). */
+  forget(keys: Iterable<string>): void {
+    for (const key of keys) this.#forget.run(key);
   }
 
   /** Newest first. */

@@ -8,6 +8,7 @@ import type { PipelineRuns } from '../runs/runs.ts';
 import type { Store } from '../store/db.ts';
 import type { Clock, ManifestSource } from '../types.ts';
 import type { ManifestSubmitter } from '../writers/submit.ts';
+import type { AppliedStore } from '../reconciler/applied.ts';
 
 /**
  * The parts of the controller the lifecycle use cases need (the Runtime has them all). Declared
@@ -25,4 +26,6 @@ export interface LifecyclePorts {
   readonly source: ManifestSource;
   readonly submitter: ManifestSubmitter;
   readonly notifications: Notifications;
+  /** The applied versions of manifests: a purge forgets the client's. */
+  readonly applied: Pick<AppliedStore, 'forget'>;
 }

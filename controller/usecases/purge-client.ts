@@ -162,8 +162,9 @@ export class ClientPurge {
     for (const key of clientManifestKeys(rt.db, clientId)) {
       if (!kinds.includes(key.slice(0, key.indexOf('/')))) continue;
       const row = rt.reconciler.status.get(key);
-      if (!row?.path || !isLive(row) || rt.source.read(row.path) === null) continue;
-      await rt.submitter.withdraw(row.path, caller, `purge client ${clientId}: remove ${key}`);
+      if (row?.path && isLive(row) && rt.source.read(row.path) !== null) await rt.submitter.withdraw(row.path, caller, `purge client ${clientId}: remove ${key}`);
+      // Its applied versions go too (they hold the object's configuration).
+      rt.applied.forget([key]);
     }
   }
 }
@@ -263,6 +264,9 @@ const STEP_SQL: Record<PurgeStep, (rt: LifecyclePorts, clientId: string) => void
     }
   },
   registry(rt, clientId) {
+    // The Client manifest's applied versions (the onboarding package as applied).
+    const client = rt.db.statements.prepare('SELECT manifest_key FROM clients WHERE client_id = ?').get(clientId) as { manifest_key: string | null } | undefined;
+    if (client?.manifest_key) rt.applied.forget([client.manifest_key]);
     rt.db.statements
       .prepare(
         `UPDATE clients SET status = 'DELETED', is_active = 0, is_deleted = 1, retain_until = NULL, last_modified_date = ?

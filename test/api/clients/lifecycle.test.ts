@@ -154,7 +154,11 @@ describe('purge', () => {
     expect(scrape).toContain('bi_clients{status="OFFBOARDED"} 1');
     expect(scrape).toContain('bi_client_purges_pending 1');
     admin = await loginAs(t, { username: 'root2', role: 'admin' });
+    const appliedKeys = () => (t.rt.db.prepare('SELECT DISTINCT key FROM applied_manifests ORDER BY key').all() as { key: string }[]).map((r) => r.key);
+    expect(appliedKeys()).toEqual(['Client/ACME', 'CoreModel/core-SM2026A00001', 'Pipeline/a1', 'Pipeline/a2', 'Pipeline/a3']);
     const res = await purge({ confirm: 'acme' });
+    // The applied versions of the client's manifests (its configuration) go with it; the shared core model's stay.
+    expect(appliedKeys()).toEqual(['CoreModel/core-SM2026A00001']);
     expect(res.statusCode).toBe(200);
     const body = res.json();
     expect(body.status).toBe('DELETED');
