@@ -268,6 +268,8 @@ describe('console: the fleet pages in a real browser', () => {
     const seqs = await page.$$eval('#audit-table tr[data-seq]', (rows) => rows.map((r) => Number((r as HTMLElement).dataset.seq)));
     expect(seqs).toEqual([...seqs].sort((a, b) => b - a));
     expect(await page.$$eval('#audit-table td a[href^="#/clients/"]', (as) => [...new Set(as.map((a) => a.textContent))])).toEqual(['LIFE']);
+    // A user actor is named (its ID beside the name), not only an ID.
+    expect(await page.$$eval('#audit-table .actor-name', (els) => [...new Set(els.map((e) => e.textContent))])).toEqual([ADMIN.username]);
     await clean('fleet-audit');
 
     // The filter survives a reload.

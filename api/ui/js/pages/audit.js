@@ -51,6 +51,11 @@ export function auditPage(query) {
   const exportButton = h('button', { type: 'button', class: 'secondary', id: 'audit-export' }, 'Export NDJSON');
   exportButton.addEventListener('click', () => void exportNdjson(filters(), exportButton, exportStatus));
 
+  // Usernames for the user actors (the IDs stay beside them); a failed read leaves the IDs alone.
+  const names = call('GET', userPath('/v1/bi/admin/users/'))
+    .then((r) => new Map((r.body.users ?? []).map((u) => [u.userId, u.username])))
+    .catch(() => new Map());
+
   let seq = 0;
   const load = async ({ focus }) => {
     const mine = ++seq;
@@ -58,9 +63,9 @@ export function auditPage(query) {
     history.replaceState(null, '', address(qs));
     results.setAttribute('aria-busy', 'true');
     try {
-      const page = await fetchPage(qs, null, limit);
+      const [page, userNames] = await Promise.all([fetchPage(qs, null, limit), names]);
       if (mine !== seq) return;
-      render(results, entriesView(page, qs, limit));
+      render(results, entriesView(page, qs, limit, userNames));
       if (focus) results.querySelector('#audit-count')?.focus();
     } catch (err) {
       if (mine !== seq) return;
@@ -106,13 +111,16 @@ function fetchPage(qs, cursor, limit) {
 
 const COLUMNS = [{ label: 'Seq', class: 'num' }, { label: 'Time' }, { label: 'Actor' }, { label: 'Action' }, { label: 'Client' }, { label: 'Object' }, { label: 'Result' }];
 
-function rowsOf(entries) {
+/** `names`: user ID → username, shown for a user actor beside its ID. */
+function rowsOf(entries, names) {
   return entries.map((e) => ({
     attrs: { dataset: { seq: String(e.seq), action: e.action, result: e.result } },
     cells: [
       String(e.seq),
       h('time', { datetime: e.at }, fmtDate(e.at)),
-      h('div', { class: 'name-cell' }, h('span', {}, h('span', { class: 'tag' }, e.actor.type), ' ', h('span', { class: 'mono wrap' }, e.actor.id)),
+      h('div', { class: 'name-cell' }, h('span', {}, h('span', { class: 'tag' }, e.actor.type), ' ',
+        e.actor.type === 'user' && names.has(e.actor.id) ? [h('strong', { class: 'actor-name' }, names.get(e.actor.id)), ' '] : null,
+        h('span', { class: 'mono wrap' }, e.actor.id)),
         e.actor.revision ? h('span', { class: 'small muted' }, 'revision ', shortDigest(e.actor.revision)) : null),
       h('span', { class: 'mono' }, e.action),
       e.clientId ? h('a', { href: `#/clients/${enc(e.clientId)}` }, e.clientId) : h('span', { class: 'muted' }, '—'),
@@ -124,7 +132,7 @@ function rowsOf(entries) {
   }));
 }
 
-function entriesView(page, qs, limit) {
+function entriesView(page, qs, limit, names) {
   const filtered = [...qs.keys()].length > 0;
   if (!page.entries.length) {
     return h('div', {}, h('p', { id: 'audit-count', tabindex: '-1', class: 'visually-hidden' }, 'No entries.'),
@@ -134,7 +142,7 @@ function entriesView(page, qs, limit) {
   const count = h('p', { id: 'audit-count', class: 'muted count', tabindex: '-1' });
   const setCount = (more) => (count.textContent = `${shown} entr${shown === 1 ? 'y' : 'ies'} shown, newest first${more ? '' : ' (the whole log for these filters)'}${filtered ? ', filtered' : ''}.`);
   setCount(page.nextCursor !== null);
-  const table = dataTable({ caption: 'Audit entries, newest first', id: 'audit-table', columns: COLUMNS, rows: rowsOf(page.entries) });
+  const table = dataTable({ caption: 'Audit entries, newest first', id: 'audit-table', columns: COLUMNS, rows: rowsOf(page.entries, names) });
   const tbody = table.querySelector('tbody');
   const moreStatus = h('div', { 'aria-live': 'polite', class: 'small' });
   let cursor = page.nextCursor;
@@ -144,7 +152,7 @@ function entriesView(page, qs, limit) {
     older.textContent = 'Loading…';
     try {
       const next = await fetchPage(qs, cursor, limit);
-      const fresh = dataTable({ caption: '', columns: COLUMNS, rows: rowsOf(next.entries) }).querySelectorAll('tbody tr');
+      const fresh = dataTable({ caption: '', columns: COLUMNS, rows: rowsOf(next.entries, names) }).querySelectorAll('tbody tr');
       tbody.append(...fresh);
       shown += next.entries.length;
       cursor = next.nextCursor;
