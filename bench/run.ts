@@ -44,7 +44,8 @@ const sizes = quick
   ? { seconds: 2, onboardings: 20, clients: 500, edits: 5, rows: 5_000, pipelineRows: 20_000, tenants: 100, runs: 1_000, flood: 10 }
   : { seconds: 10, onboardings: 150, clients: 10_000, edits: 30, rows: 100_000, pipelineRows: 1_000_000, tenants: 1_000, runs: 10_000, flood: 40 };
 
-const base = join(REPO_ROOT, 'bench', 'tmp');
+// A folder of this run's own: two bench runs at once (a profile beside a full run) do not remove each other's files.
+const base = join(REPO_ROOT, 'bench', 'tmp', `run-${process.pid}`);
 const report = new Report();
 const m = machine();
 process.stdout.write(`${JSON.stringify({ machine: m, quick })}\n`);
