@@ -1,5 +1,5 @@
 import type { Row } from '../types.ts';
-import { simpleDateMs, textForm, textParser } from './connections.ts';
+import { textForm, textParser } from './connections.ts';
 import { type ColumnKind, type Family, fits, kindOf } from './load/columns.ts';
 import { unescapeCopyText } from './sources/copy-rows.ts';
 
@@ -11,6 +11,18 @@ const DATE = 1082;
 const INTEGER_OIDS: ReadonlySet<number> = new Set([INT2, INT4, INT8]);
 const NUMBER_TYPES: ReadonlySet<string> = new Set(['smallint', 'integer', 'bigint', 'numeric', 'real', 'double precision']);
 const TEXT_TYPES = (t: string): boolean => t === 'text' || t.startsWith('character');
+
+/** Digits before the decimal point of a plain decimal (`-12.50` → 2); Infinity when it is not one. */
+function integerDigits(text: string): number {
+  const start = text.charCodeAt(0) === 45 ? 1 : 0;
+  let i = start;
+  for (; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 46) break;
+    if (c < 48 || c > 57) return Infinity;
+  }
+  return i === start ? Infinity : i - start;
+}
 
 /**
  * Cells no step reads, passed from a PostgreSQL source to the COPY of a load as the COPY text
@@ -57,10 +69,17 @@ export class RawCells {
     return textForm(oid) === 'text' && dataType !== 'json' && dataType !== 'jsonb';
   }
 
-  /** The column kind of the value of a raw cell (a created table's type inference). */
-  static kindOf(oid: number, text: string): ColumnKind {
+  /**
+   * The column kind of the value of a raw cell (a created table's type inference), or — given the
+   * column's `current` kind — a kind that widens it exactly as the value's own kind would: a
+   * numeric of at most 9 integer digits (PostgreSQL writes no exponent) keeps a double precision
+   * column as it is without being parsed.
+   */
+  static kindOf(oid: number, text: string, current?: ColumnKind): ColumnKind {
     if (oid === INT2 || oid === INT4) return 'integer';
-    if (oid === DATE && text.length === 10 && !Number.isNaN(simpleDateMs(text))) return 'date';
+    // COPY writes dates as YYYY-MM-DD (ISO DateStyle): each one a date at UTC midnight
+    if (oid === DATE && text.length === 10 && text.charCodeAt(4) === 45 && text.charCodeAt(7) === 45) return 'date';
+    if (oid === NUMERIC && current === 'double precision' && text.length <= 15 && integerDigits(text) <= 9) return current;
     if (textForm(oid) === 'text') return 'text';
     return kindOf(RawCells.parse(oid, text));
   }

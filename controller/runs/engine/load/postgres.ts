@@ -184,7 +184,7 @@ export class PostgresTableWriter {
         }
         return;
       }
-      const k = oid !== undefined && typeof v === 'string' ? RawCells.kindOf(oid, v) : typeof v === 'string' ? 'text' : kindOf(v);
+      const k = oid !== undefined && typeof v === 'string' ? RawCells.kindOf(oid, v, kinds[i]) : typeof v === 'string' ? 'text' : kindOf(v);
       if (k !== kinds[i]) {
         kinds[i] = widen(kinds[i] as ColumnKind, k);
         open[i] = kinds[i] === 'text';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fieldsTouched } from '../../../../controller/runs/engine/engine.ts';
+import { kindOf, widen } from '../../../../controller/runs/engine/load/columns.ts';
 import { compileBatchEncoder } from '../../../../controller/runs/engine/load/copy-text.ts';
 import { RawCells } from '../../../../controller/runs/engine/raw-cells.ts';
 import { compileRowDecoder } from '../../../../controller/runs/engine/sources/copy-rows.ts';
@@ -68,5 +69,17 @@ describe('raw cells: a PostgreSQL source\'s COPY text passed to the load untouch
     expect(fieldsTouched([source, transform, validate, load])).toEqual(['a', 'b', 'c', 'd']);
     expect(fieldsTouched([transform, load])).toBeUndefined();
     expect(fieldsTouched([source, { run: (input) => input }, load])).toBeUndefined();
+  });
+});
+
+describe('raw cells: the kind of a cell without parsing it', () => {
+  it('gives the kind the parsed value would widen the column to', () => {
+    for (const text of ['12.50', '-0.01', '123456789.5', '5', '999999999', '1234567890', '12345678901234567', 'NaN', 'Infinity', '-']) {
+      const parsed = RawCells.kindOf(NUMERIC, text);
+      expect([text, widen('double precision', RawCells.kindOf(NUMERIC, text, 'double precision'))]).toEqual([text, widen('double precision', parsed)]);
+    }
+    for (const text of ['2026-01-02', '0050-01-01', 'infinity', '0044-03-15 BC']) {
+      expect([text, RawCells.kindOf(DATE, text)]).toEqual([text, kindOf(RawCells.parse(DATE, text))]);
+    }
   });
 });
