@@ -7,7 +7,9 @@
 //   npm run bench -- --only import,onboard --modes git   the write benchmarks in one mode only
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
+import { round } from './lib/load.ts';
 import { machine, Report } from './lib/report.ts';
 import { REPO_ROOT } from './lib/server-process.ts';
 import type { Mode } from './lib/setup.ts';
@@ -79,6 +81,7 @@ for (const name of ALL) {
   }
 }
 rmSync(base, { recursive: true, force: true });
+m.loadavg = { start: m.loadavg?.start ?? [], end: loadavg().map((l) => round(l, 2)) };
 
 process.stdout.write(`\n${m.nproc} × ${m.cpu}, ${m.memoryGb} GB, Node ${m.node}${quick ? ' (quick sizes)' : ''}\n${report.table()}\n`);
 // A quick run is a smoke test of the harness: it keeps the last full figures unless told --out.

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 
 /** One measured (or honestly skipped) figure. */
 export interface Figure {
@@ -24,6 +24,8 @@ export interface Machine {
   node: string;
   platform: string;
   date: string;
+  /** The machine's load average (1, 5, 15 min) when the run started and when it ended: other sessions share it. */
+  loadavg?: { start: number[]; end?: number[] };
 }
 
 export function machine(): Machine {
@@ -40,6 +42,7 @@ export function machine(): Machine {
     node: process.version,
     platform: `${process.platform} ${process.arch}`,
     date: new Date().toISOString(),
+    loadavg: { start: loadavg().map((l) => Math.round(l * 100) / 100) },
   };
 }
 
