@@ -106,10 +106,13 @@ export class Report {
    */
   write(path: string, m: Machine, keepOtherGroups?: Set<string>): void {
     let figures = this.figures;
+    // The repeated full runs and their spread (bench/merge-runs.ts) stay as they were.
+    let rest: Record<string, unknown> = {};
     if (keepOtherGroups && existsSync(path)) {
-      const old = JSON.parse(readFileSync(path, 'utf8')) as { figures?: Figure[] };
+      const old = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown> & { figures?: Figure[] };
+      rest = Object.fromEntries(Object.entries(old).filter(([k]) => k !== 'figures' && k !== 'machine'));
       figures = [...(old.figures ?? []).filter((f) => f.group && !keepOtherGroups.has(f.group)), ...this.figures];
     }
-    writeFileSync(path, `${JSON.stringify({ machine: m, figures }, null, 2)}\n`);
+    writeFileSync(path, `${JSON.stringify({ machine: m, figures, ...rest }, null, 2)}\n`);
   }
 }
