@@ -7,7 +7,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { Figure, Machine } from './lib/report.ts';
+import { type Figure, type Machine, meets } from './lib/report.ts';
 import { REPO_ROOT } from './lib/server-process.ts';
 
 interface Run {
@@ -49,16 +49,18 @@ export function spreadOf(runs: Run[]): Spread[] {
     const values = found.map((g) => (g && !g.skipped && typeof g.value === 'number' && Number.isFinite(g.value) ? g.value : null));
     const present = values.filter((v): v is number => v !== null);
     const skipped = found.filter((g) => g?.skipped).map((g) => g?.skipped as string);
+    // The goal as the newest run states it, every run judged against it (a goal changed between runs).
+    const goal = [...found].reverse().find((g) => g?.goal)?.goal;
     return {
       ...(f.group ? { group: f.group } : {}),
       bench: f.bench,
       figure: f.figure,
       ...(f.unit ? { unit: f.unit } : {}),
-      ...(f.goal ? { goal: f.goal } : {}),
+      ...(goal ? { goal } : {}),
       values,
       min: present.length ? Math.min(...present) : null,
       max: present.length ? Math.max(...present) : null,
-      ...(f.goal ? { met: found.map((g) => (g && g.met !== undefined ? g.met : null)) } : {}),
+      ...(goal ? { met: values.map((v) => (v === null ? null : meets(v, goal))) } : {}),
       ...(skipped.length ? { skipped } : {}),
     };
   });
