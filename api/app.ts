@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import swagger from '@fastify/swagger';
-import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { ROOT } from '../controller/paths.ts';
 import { trustFunction, type ServerTimeouts, type TrustProxy } from '../controller/config.ts';
 import type { Logger } from '../controller/log.ts';
@@ -15,6 +15,7 @@ import { routes } from './routes/index.ts';
 import { installGuard } from './auth/guards.ts';
 import { edgeValidator } from './validation.ts';
 import { registerWarnings } from './warnings.ts';
+import { lazyChildLoggerFactory } from './request-logger.ts';
 
 export interface AppOptions {
   runtime: Runtime;
@@ -50,7 +51,7 @@ class RequestLog extends LogController {
   override incomingRequest(): void {}
 
   override requestCompleted(error: Error | null, request: FastifyRequest, reply: FastifyReply): void {
-    if (error) return;
+    if (error || !(request.log as Logger).isLevelEnabled('debug')) return;
     request.log.debug({ method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
   }
 }
@@ -73,6 +74,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: opts.logger,
     logController: new RequestLog(),
+    childLoggerFactory: lazyChildLoggerFactory as unknown as FastifyServerOptions['childLoggerFactory'],
     bodyLimit: opts.bodyLimit ?? opts.runtime.config.bodyLimit,
     trustProxy: trustFunction(opts.trustProxy === true ? { hops: 1 } : (opts.trustProxy ?? false)),
     ...(opts.timeouts ? timeoutOptions(opts.timeouts) : {}),
@@ -82,25 +84,22 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // Every route as registered (method, path): the OpenAPI test checks each one is documented.
   const registered: { method: string; url: string }[] = [];
   app.decorate('registeredRoutes', registered);
+  // Per-route hooks are given only to the routes that need them: a hook on every request costs
+  // every request (the public constant routes are measured against a bare Fastify, docs/benchmarks.md).
   app.addHook('onRoute', (r) => {
     // The guard its schema states, first on onRequest: refused before anything is read or validated.
     installGuard(app, r);
-    for (const method of [r.method].flat()) if (method !== 'HEAD') registered.push({ method, url: r.url });
-  });
-  app.addHook('onRequest', async (req, reply) => {
-    if (req.routeOptions.config?.noStore) void reply.header('cache-control', 'no-store');
+    const methods = [r.method].flat();
+    for (const method of methods) if (method !== 'HEAD') registered.push({ method, url: r.url });
+    // Before the guard: a refusal of such a route is not cached either.
+    if (r.config?.noStore) r.onRequest = [noStore, ...[r.onRequest ?? []].flat()];
+    // Fastify parses no body for GET and HEAD: only routes that take one get the depth check.
+    if (methods.some((m) => m !== 'GET' && m !== 'HEAD')) r.preValidation = [...[r.preValidation ?? []].flat(), bodyDepthCheck];
   });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
   // Big bodies are cheap: objects and arrays counted (and depth measured) on the text, before JSON.parse builds anything.
   registerBodyShapeCheck(app, { maxContainers: MAX_BODY_CONTAINERS, maxValues: MAX_BODY_VALUES, maxDepth: MAX_BODY_DEPTH });
-  // JSON.parse takes any depth, but recursive code after it (structuredClone, ajv, YAML) does
-  // not: a body nested thousands deep would end in a stack overflow and a 500.
-  app.addHook('preValidation', async (req) => {
-    if (req.body !== null && typeof req.body === 'object' && nestedDeeperThan(req.body, MAX_BODY_DEPTH)) {
-      throw new ValidationError([{ path: 'body', message: `is nested deeper than ${MAX_BODY_DEPTH} levels` }]);
-    }
-  });
   // Path parameters and query strings are validated by the route's schema, after its guard (on
   // onRequest: 401 before 400), with the texts of docs/contract/api.md. Bodies stay with the handlers
   // (the manifests with the SchemaRegistry, for defaults, unknown-field warnings and lines).
@@ -116,6 +115,24 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
 export const MAX_BODY_DEPTH = 64;
+
+/** The answer carries a secret or a token (`config.noStore`): `Cache-Control: no-store`, whatever the status. */
+function noStore(_req: FastifyRequest, reply: FastifyReply, done: () => void): void {
+  void reply.header('cache-control', 'no-store');
+  done();
+}
+
+/**
+ * JSON.parse takes any depth, but recursive code after it (structuredClone, ajv, YAML) does
+ * not: a body nested thousands deep would end in a stack overflow and a 500.
+ */
+function bodyDepthCheck(req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+  if (req.body !== null && typeof req.body === 'object' && nestedDeeperThan(req.body, MAX_BODY_DEPTH)) {
+    done(new ValidationError([{ path: 'body', message: `is nested deeper than ${MAX_BODY_DEPTH} levels` }]));
+    return;
+  }
+  done();
+}
 
 /** Whether `value` has containers nested more than `max` deep (iterative: no recursion to overflow). */
 export function nestedDeeperThan(value: object, max: number): boolean {

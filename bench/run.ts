@@ -7,7 +7,9 @@
 //   npm run bench -- --only import,onboard --modes git   the write benchmarks in one mode only
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
+import { round } from './lib/load.ts';
 import { machine, Report } from './lib/report.ts';
 import { REPO_ROOT } from './lib/server-process.ts';
 import type { Mode } from './lib/setup.ts';
@@ -44,7 +46,8 @@ const sizes = quick
   ? { seconds: 2, onboardings: 20, clients: 500, edits: 5, rows: 5_000, pipelineRows: 20_000, tenants: 100, runs: 1_000, flood: 10 }
   : { seconds: 10, onboardings: 150, clients: 10_000, edits: 30, rows: 100_000, pipelineRows: 1_000_000, tenants: 1_000, runs: 10_000, flood: 40 };
 
-const base = join(REPO_ROOT, 'bench', 'tmp');
+// A folder of this run's own: two bench runs at once (a profile beside a full run) do not remove each other's files.
+const base = join(REPO_ROOT, 'bench', 'tmp', `run-${process.pid}`);
 const report = new Report();
 const m = machine();
 process.stdout.write(`${JSON.stringify({ machine: m, quick })}\n`);
@@ -78,6 +81,7 @@ for (const name of ALL) {
   }
 }
 rmSync(base, { recursive: true, force: true });
+m.loadavg = { start: m.loadavg?.start ?? [], end: loadavg().map((l) => round(l, 2)) };
 
 process.stdout.write(`\n${m.nproc} × ${m.cpu}, ${m.memoryGb} GB, Node ${m.node}${quick ? ' (quick sizes)' : ''}\n${report.table()}\n`);
 // A quick run is a smoke test of the harness: it keeps the last full figures unless told --out.

@@ -13,9 +13,11 @@ async function observabilityRoutes(app: FastifyInstance): Promise<void> {
   const token = app.runtime.config.metricsToken;
   const tokenHash = token ? sha256(token) : undefined;
 
-  app.addHook('onResponse', async (req, reply) => {
+  // A callback hook, not an async one: no promise per request.
+  app.addHook('onResponse', (req, reply, done) => {
     // The template (`/v1/sdk/dashboards/:facadeId`), never the raw path: IDs stay out of labels.
     metrics.observeHttp(req.method, req.routeOptions.url, reply.statusCode, reply.elapsedTime / 1000);
+    done();
   });
 
   // Public as far as sessions and keys go: its own bearer token (BI_METRICS_TOKEN) guards it.

@@ -13,7 +13,9 @@ export interface FloorProcess {
 
 /** Starts `bench/<script>` with the server's Node flags and `env` (PATH kept). */
 export async function startFloor(script: string, env: Record<string, string>): Promise<FloorProcess> {
-  const child = spawn(process.execPath, ['--max-semi-space-size=4', '--import', 'tsx', join(REPO_ROOT, 'bench', script)], {
+  // Profiling a floor: BENCH_FLOOR_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' (as BENCH_SERVER_NODE_ARGS for the server).
+  const extra = (process.env.BENCH_FLOOR_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+  const child = spawn(process.execPath, ['--max-semi-space-size=4', ...extra, '--import', 'tsx', join(REPO_ROOT, 'bench', script)], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { startFloor, type FloorProcess } from './floor-process.ts';
 import { percentile, round } from './load.ts';
 
 /** The probe's loop, in a thread of its own: the bench's own work (writing 5,000 files) never delays a request. */
@@ -61,4 +62,34 @@ export class HealthProbe {
       errors,
     };
   }
+}
+
+/** A probe of the server's `/healthz` and, in the same phase, one of an idle bare Fastify process's. */
+export interface PairedProbe {
+  stop(): Promise<{ server: ProbeResult; idle: ProbeResult | undefined }>;
+}
+
+/**
+ * Probes `/healthz` of the server and of an idle bare Fastify process (bench/bare-server.ts) at
+ * once: on a machine other sessions share, the idle process's p99 is how long any process waits
+ * to be scheduled — the floor under the server's p99 that no code of the server can go below.
+ */
+export async function probeWithIdleFloor(serverUrl: string): Promise<PairedProbe> {
+  let idle: FloorProcess | undefined;
+  try {
+    idle = await startFloor('bare-server.ts', {});
+  } catch {
+    idle = undefined;
+  }
+  const server = new HealthProbe(serverUrl);
+  const floor = idle ? new HealthProbe(idle.url) : undefined;
+  return {
+    async stop() {
+      try {
+        return { server: await server.stop(), idle: floor ? await floor.stop() : undefined };
+      } finally {
+        idle?.stop();
+      }
+    },
+  };
 }

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 
 /** One measured (or honestly skipped) figure. */
 export interface Figure {
@@ -24,6 +24,8 @@ export interface Machine {
   node: string;
   platform: string;
   date: string;
+  /** The machine's load average (1, 5, 15 min) when the run started and when it ended: other sessions share it. */
+  loadavg?: { start: number[]; end?: number[] };
 }
 
 export function machine(): Machine {
@@ -40,6 +42,7 @@ export function machine(): Machine {
     node: process.version,
     platform: `${process.platform} ${process.arch}`,
     date: new Date().toISOString(),
+    loadavg: { start: loadavg().map((l) => Math.round(l * 100) / 100) },
   };
 }
 
@@ -103,10 +106,13 @@ export class Report {
    */
   write(path: string, m: Machine, keepOtherGroups?: Set<string>): void {
     let figures = this.figures;
+    // The repeated full runs and their spread (bench/merge-runs.ts) stay as they were.
+    let rest: Record<string, unknown> = {};
     if (keepOtherGroups && existsSync(path)) {
-      const old = JSON.parse(readFileSync(path, 'utf8')) as { figures?: Figure[] };
+      const old = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown> & { figures?: Figure[] };
+      rest = Object.fromEntries(Object.entries(old).filter(([k]) => k !== 'figures' && k !== 'machine'));
       figures = [...(old.figures ?? []).filter((f) => f.group && !keepOtherGroups.has(f.group)), ...this.figures];
     }
-    writeFileSync(path, `${JSON.stringify({ machine: m, figures }, null, 2)}\n`);
+    writeFileSync(path, `${JSON.stringify({ machine: m, figures, ...rest }, null, 2)}\n`);
   }
 }

@@ -177,12 +177,15 @@ export class ServerProcess {
    * CPU time (user + system) the server has used so far, in ms (Linux /proc; undefined elsewhere):
    * of all its threads, or of its main thread alone (the event loop).
    */
-  cpuMs(scope: 'all' | 'main' = 'all'): number | undefined {
+  cpuMs(scope: 'all' | 'main' | 'system' | 'children' = 'all'): number | undefined {
     if (!this.pid) return undefined;
     try {
       const path = scope === 'main' ? `/proc/${this.pid}/task/${this.pid}/stat` : `/proc/${this.pid}/stat`;
-      // The fields after the command's closing parenthesis: utime and stime are the 12th and 13th, in ticks of 10 ms.
+      // The fields after the command's closing parenthesis: utime and stime are the 12th and 13th, in ticks of 10 ms;
+      // cutime and cstime (the 14th and 15th) those of its ended children (git).
       const fields = readFileSync(path, 'utf8').split(') ')[1]?.split(' ') ?? [];
+      if (scope === 'system') return Number(fields[12]) * 10;
+      if (scope === 'children') return (Number(fields[13]) + Number(fields[14])) * 10;
       return (Number(fields[11]) + Number(fields[12])) * 10;
     } catch {
       return undefined;

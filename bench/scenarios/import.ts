@@ -3,7 +3,9 @@ import { stringify } from 'yaml';
 import { request, routeExists } from '../lib/api-client.ts';
 import { gitWriteFloors, waitForCommits } from '../lib/git.ts';
 import { startFloor } from '../lib/floor-process.ts';
+import { auditCostUs } from '../lib/audit-cost.ts';
 import { fsyncRenameFloor } from '../lib/floors.ts';
+import { probeWithIdleFloor } from '../lib/health-probe.ts';
 import { load, round } from '../lib/load.ts';
 import { dashboardPayload, manifest } from '../lib/payloads.ts';
 import type { Report } from '../lib/report.ts';
@@ -16,9 +18,11 @@ const BENCH = 'import';
  * CPU time from now until `perRequest`: the server's (all threads, and its main thread alone) and
  * this process's (the load generator), in µs per request; undefined off Linux.
  */
-function cpuProbe(server: ServerProcess): { perRequest(requests: number): { all: number; main: number; loadGenerator: number } | undefined } {
+function cpuProbe(server: ServerProcess): { perRequest(requests: number): { all: number; main: number; system: number; children: number; loadGenerator: number } | undefined } {
   const all = server.cpuMs('all');
   const main = server.cpuMs('main');
+  const system = server.cpuMs('system') ?? 0;
+  const children = server.cpuMs('children') ?? 0;
   const mine = process.cpuUsage();
   return {
     perRequest(requests) {
@@ -27,7 +31,14 @@ function cpuProbe(server: ServerProcess): { perRequest(requests: number): { all:
       if (all === undefined || main === undefined || all1 === undefined || main1 === undefined || requests === 0) return undefined;
       const gen = process.cpuUsage(mine);
       const us = (ms: number) => round((ms * 1000) / requests, 0);
-      return { all: us(all1 - all), main: us(main1 - main), loadGenerator: us((gen.user + gen.system) / 1000) };
+      return {
+        all: us(all1 - all),
+        main: us(main1 - main),
+        // kernel time of the server itself (fork of a git process is charged here), and the CPU of its ended child processes (git)
+        system: us((server.cpuMs('system') ?? 0) - system),
+        children: us((server.cpuMs('children') ?? 0) - children),
+        loadGenerator: us((gen.user + gen.system) / 1000),
+      };
     },
   };
 }
@@ -67,17 +78,22 @@ export async function importBench(report: Report, opts: { seconds: number; modes
       const seconds = mode === 'git' ? Math.max(2, Math.round(opts.seconds / 2)) : opts.seconds;
       await load({ url, headers: ctx.keyHeaders, connections: 10, duration: 1, body: (i) => dashboardPayload(`warm-${mode}-${i}`) });
       const cpu = cpuProbe(ctx.server);
+      // /healthz asked one request at a time beside the load: how long the API's event loop is held during a bulk import.
+      const health = await probeWithIdleFloor(ctx.server.url);
       const r = await load({ url, headers: ctx.keyHeaders, connections: 10, duration: seconds, body: (i) => dashboardPayload(`bench-${mode}-${i}`) });
       const used = cpu.perRequest(r.requests);
+      const { server: healthDuring, idle: idleDuring } = await health.stop();
       const detail = { requests: r.requests, statusCodes: r.statusCodes, errors: r.errors, seconds: r.seconds, p90: r.p90, max: r.max };
       const dir = mode === 'directory';
       // Goals are ratios to floors measured in the same run (below), not absolute rates of a noisy machine.
       report.add({ bench: BENCH, figure: `${label}: imports/s`, value: r.rps, unit: 'req/s', detail });
       report.add({ bench: BENCH, figure: `${label}: p50`, value: r.p50, unit: 'ms' });
       report.add({ bench: BENCH, figure: `${label}: p99`, value: r.p99, unit: 'ms' });
+      report.add({ bench: BENCH, figure: `${label}: GET /healthz p99 during the imports (10 connections)`, value: healthDuring.p99, unit: 'ms', goal: '< 50', detail: { ...healthDuring, idleProcessP99: idleDuring?.p99 } });
+      if (idleDuring) report.add({ bench: 'floors', figure: `${label}: /healthz p99 of an idle bare Fastify process, probed during the same imports`, value: idleDuring.p99, unit: 'ms', detail: idleDuring });
       if (used) {
         // What each import cost in CPU, whatever the machine's noise did to the throughput.
-        report.add({ bench: BENCH, figure: `${label}: server CPU per import, all threads`, value: used.all, unit: 'µs', detail: { mainThread: used.main, loadGenerator: used.loadGenerator } });
+        report.add({ bench: BENCH, figure: `${label}: server CPU per import, all threads`, value: used.all, unit: 'µs', detail: { mainThread: used.main, system: used.system, gitChildren: used.children, loadGenerator: used.loadGenerator } });
       }
       const wide = dir ? undefined : await load({ url, headers: ctx.keyHeaders, connections: WIDE_CONNECTIONS, duration: seconds, body: (i) => dashboardPayload(`wide-${mode}-${i}`) });
       if (wide) {
@@ -90,6 +106,12 @@ export async function importBench(report: Report, opts: { seconds: number; modes
         report.add({ bench: 'floors', figure: 'write+fsync+rename of one dashboard manifest: p50', value: floor.p50, unit: 'ms', detail: { p99: floor.p99 } });
         report.add({ bench: 'floors', figure: 'import p50 / write+fsync+rename p50', value: round(r.p50 / Math.max(floor.p50, 0.001), 1), unit: 'x' });
         await floorServerRatios(report, { dir: join(ctx.dir, 'floor-server'), seconds, rps: r.rps, cpuPerImport: used?.all });
+        // The audit log's share of an import: one entry per API write, measured in this process on the product's code.
+        const audit = auditCostUs(join(ctx.dir, 'audit'), 3000);
+        report.add({ bench: 'floors', figure: 'audit log: CPU per entry of an import (owner lookup, chain hash, INSERT)', value: audit.perWriteUs, unit: 'µs', detail: { entries: audit.entries } });
+        if (used) {
+          report.add({ bench: BENCH, figure: 'audit entry CPU / server CPU per directory-mode import', value: round(audit.perWriteUs / Math.max(used.all, 1), 3), unit: 'x', goal: '<= 0.05', detail: { auditUs: audit.perWriteUs, importUs: used.all } });
+        }
       } else {
         // What git itself costs, on the same disk right after the load, on a copy of the repository the
         // server wrote (as many dashboards in the folder): 10 writes at a time (the connections), and WIDE_CONNECTIONS.

@@ -178,7 +178,7 @@ export async function pipelineBench(report: Report, opts: { rows: number; base: 
         figure: `run of ${opts.rows} rows × 10 columns / COPY floor`,
         value: round(runMs / floorMs, 2),
         unit: '×',
-        goal: '<= 2.5',
+        goal: '<= 2.0',
         detail: {
           runMs: Math.round(runMs),
           wallMs: Math.round(wallMs),

@@ -2,6 +2,9 @@ import type { Database } from 'better-sqlite3';
 import { sha256 } from '../hash.ts';
 import type { ApiAuditEntry } from '../generated/schema-types.ts';
 import { canonicalJson } from './canonical.ts';
+import type { Store } from '../store/db.ts';
+
+const isStore = (db: Database): db is Store => 'statements' in db;
 
 /** One entry of the audit log (schemas/api.schema.json `AuditEntry`). */
 export type AuditEntry = ApiAuditEntry;
@@ -75,9 +78,11 @@ function entryOf(r: AuditRow): AuditEntry {
  * appending at once waits for the lock instead of taking the same `seq`).
  */
 export function appendAudit(db: Database, input: AuditInput, now: () => Date = () => new Date()): AuditEntry {
+  // The store's compiled statements when it has them: every API write appends an entry.
+  const prepare = (sql: string) => (isStore(db) ? db.statements.prepare(sql) : db.prepare(sql));
   const write = (): AuditEntry => {
-    const last = db.prepare('SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1').get() as { seq: number; hash: string } | undefined;
-    const checkpoint = last ? undefined : (db.prepare('SELECT seq, prev_hash FROM audit_checkpoint WHERE id = 1').get() as { seq: number; prev_hash: string } | undefined);
+    const last = prepare('SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1').get() as { seq: number; hash: string } | undefined;
+    const checkpoint = last ? undefined : (prepare('SELECT seq, prev_hash FROM audit_checkpoint WHERE id = 1').get() as { seq: number; prev_hash: string } | undefined);
     const { at, ...rest } = input;
     const body: Omit<AuditEntry, 'hash'> = {
       ...rest,
@@ -86,28 +91,26 @@ export function appendAudit(db: Database, input: AuditInput, now: () => Date = (
       prevHash: last?.hash ?? checkpoint?.prev_hash ?? GENESIS_HASH,
     };
     const entry: AuditEntry = { ...body, hash: entryHash(body) };
-    db
-      .prepare(
-        `INSERT INTO audit_log (${COLUMNS}) VALUES (@seq, @at, @actor_type, @actor_id, @actor_revision, @action, @client_id, @object_kind, @object_id,
-         @before, @after, @result, @request_id, @hash, @prev_hash)`,
-      )
-      .run({
-        seq: entry.seq,
-        at: entry.at,
-        actor_type: entry.actor.type,
-        actor_id: entry.actor.id,
-        actor_revision: entry.actor.revision ?? null,
-        action: entry.action,
-        client_id: entry.clientId ?? null,
-        object_kind: entry.object?.kind ?? null,
-        object_id: entry.object?.id ?? null,
-        before: entry.before ?? null,
-        after: entry.after ?? null,
-        result: entry.result,
-        request_id: entry.requestId ?? null,
-        hash: entry.hash,
-        prev_hash: entry.prevHash,
-      });
+    prepare(
+      `INSERT INTO audit_log (${COLUMNS}) VALUES (@seq, @at, @actor_type, @actor_id, @actor_revision, @action, @client_id, @object_kind, @object_id,
+       @before, @after, @result, @request_id, @hash, @prev_hash)`,
+    ).run({
+      seq: entry.seq,
+      at: entry.at,
+      actor_type: entry.actor.type,
+      actor_id: entry.actor.id,
+      actor_revision: entry.actor.revision ?? null,
+      action: entry.action,
+      client_id: entry.clientId ?? null,
+      object_kind: entry.object?.kind ?? null,
+      object_id: entry.object?.id ?? null,
+      before: entry.before ?? null,
+      after: entry.after ?? null,
+      result: entry.result,
+      request_id: entry.requestId ?? null,
+      hash: entry.hash,
+      prev_hash: entry.prevHash,
+    });
     return entry;
   };
   return db.inTransaction ? write() : db.transaction(write).immediate();

@@ -9,6 +9,7 @@ import { TableWriteStep } from './steps/load.ts';
 import { QualityStep } from './steps/quality.ts';
 import { ReconcileStep } from './steps/reconcile.ts';
 import { SourceStep } from './steps/source.ts';
+import { RawCells } from './raw-cells.ts';
 import { TransformStep } from './steps/transform.ts';
 import { ValidateStep } from './steps/validate.ts';
 
@@ -84,6 +85,7 @@ export class StreamingPipelineEngine implements PipelineEngine {
     const pending: PendingWrite[] = [];
     const loads: LoadReport[] = [];
     const mappedFields: string[] = [];
+    const rawCells = new RawCells();
     const rowsRead = (upTo = tracked.length - 1): number =>
       tracked.slice(0, upTo + 1).reduce((n, t) => n + (t.runner?.rowsRead?.() ?? 0), 0);
     const rowsRejected = (upTo = tracked.length - 1): number => tracked.slice(0, upTo + 1).reduce((n, t) => n + t.progress.rowsRejected, 0);
@@ -99,6 +101,7 @@ export class StreamingPipelineEngine implements PipelineEngine {
       tmpDir: this.#o.tmpDir ?? tmpdir(),
       limits: this.#o.limits ?? DEFAULT_SOURCE_LIMITS,
       mappedFields,
+      rawCells,
       pending,
       loads,
       rowsRead: () => rowsRead(),
@@ -127,15 +130,17 @@ export class StreamingPipelineEngine implements PipelineEngine {
       // Build every step first: a bad config fails its step before anything is read or written.
       tracked.forEach((t, i) => {
         try {
-          t.runner = this.#runner(t.step, scope, (id) => ({ read: rowsRead(indexOf(id)), rejected: rowsRejected(indexOf(id)) }));
+          t.runner = this.#runner(t.step, scope, (id) => ({ read: rowsRead(indexOf(id)), rejected: rowsRejected(indexOf(id)) }), i === 0);
           if (t.runner instanceof TransformStep) mappedFields.push(...t.runner.targets);
         } catch (err) {
           throw new StepFailure(i, err);
         }
       });
+      const touched = fieldsTouched(tracked.map((t) => t.runner as StepRunner));
+      if (touched) rawCells.enable(touched);
       let stream: AsyncIterable<Batch> = (async function* () {})();
       tracked.forEach((t, i) => {
-        stream = this.#wrap(t, i, stream, input, hooks, report, clock);
+        stream = this.#wrap(t, i, stream, input, hooks, report, clock, rawCells);
         // A source reads its next batch while the steps after it work on the previous one.
         if (t.step.type === 'source') stream = readAhead(stream, 2);
       });
@@ -182,17 +187,22 @@ export class StreamingPipelineEngine implements PipelineEngine {
     return { status, rowsRead: read, rowsWritten: status === 'succeeded' ? read - rejected : 0, rowsRejected: rejected, error, steps };
   }
 
-  #runner(step: RunStep, scope: RunScope, countsUpTo: (id: string) => { read: number; rejected: number }): StepRunner {
+  #runner(step: RunStep, scope: RunScope, countsUpTo: (id: string) => { read: number; rejected: number }, first: boolean): StepRunner {
     const config = step.config;
     switch (step.type) {
       case 'source':
-        return new SourceStep(config, scope, {
-          sleep: this.#o.sleep ?? realSleep,
-          maxRetries: this.#o.apiMaxRetries,
-          backoffBaseMs: this.#o.apiBackoffBaseMs,
-          backoffMaxMs: this.#o.apiBackoffMaxMs,
-          timeoutMs: this.#o.apiTimeoutMs,
-        });
+        return new SourceStep(
+          config,
+          scope,
+          {
+            sleep: this.#o.sleep ?? realSleep,
+            maxRetries: this.#o.apiMaxRetries,
+            backoffBaseMs: this.#o.apiBackoffBaseMs,
+            backoffMaxMs: this.#o.apiBackoffMaxMs,
+            timeoutMs: this.#o.apiTimeoutMs,
+          },
+          first,
+        );
       case 'transform':
         return new TransformStep(config);
       case 'validate':
@@ -219,6 +229,7 @@ export class StreamingPipelineEngine implements PipelineEngine {
     hooks: { onReject: (r: RejectedRow) => void; onLog: (l: LogLevel, m: string) => void },
     report: (t: Tracked) => void,
     clock: () => number,
+    rawCells: RawCells,
   ): AsyncIterable<Batch> {
     const runner = t.runner as StepRunner;
     const p = t.progress;
@@ -234,7 +245,7 @@ export class StreamingPipelineEngine implements PipelineEngine {
       signal: input.signal,
       reject: (row: Row, reasons: string[]) => {
         p.rowsRejected++;
-        hooks.onReject({ step: t.step.id, row, reasons });
+        hooks.onReject({ step: t.step.id, row: rawCells.materialize(row), reasons });
       },
       log: (level, message) => hooks.onLog(level, `${t.step.name}: ${message}`),
     };
@@ -263,6 +274,21 @@ export class StreamingPipelineEngine implements PipelineEngine {
       report(t);
     })();
   }
+}
+
+/**
+ * The fields a run's steps read or write, when every step after the first (the source) names
+ * them: transform, validate, load and stage. Undefined when any other step runs (quality,
+ * db_lookup, reconcile and a second source look at whole rows): no cell then passes raw.
+ */
+export function fieldsTouched(runners: StepRunner[]): string[] | undefined {
+  if (!(runners[0] instanceof SourceStep)) return undefined;
+  const fields: string[] = [];
+  for (const r of runners.slice(1)) {
+    if (r instanceof TransformStep || r instanceof ValidateStep) fields.push(...r.fields);
+    else if (!(r instanceof TableWriteStep)) return undefined;
+  }
+  return fields;
 }
 
 /**

@@ -3,6 +3,7 @@ import { isPlainObject } from '../../objects.ts';
 import type { RunReach } from '../reach.ts';
 import type { Batch, ConnectionResolver, EgressPolicy, LogLevel, Row, RunStep } from '../types.ts';
 import type { SourceLimits } from './sources/limits.ts';
+import type { RawCells } from './raw-cells.ts';
 
 /** What a step may do while it runs: refuse rows, log, see the cancel signal. */
 export interface StepContext {
@@ -65,6 +66,8 @@ export interface RunScope {
   readonly limits: SourceLimits;
   /** Every field name a transform step mapped to (`fieldMappings[].target`), in step order. */
   readonly mappedFields: string[];
+  /** Cells passed from the source to the load as COPY text, when the run's steps allow it (raw-cells.ts). */
+  readonly rawCells: RawCells;
   /** Transactions to commit when the run succeeds, in step order. */
   readonly pending: PendingWrite[];
   /** Loads that finished writing, in step order (reconcile reads the last one). */

@@ -294,6 +294,35 @@ describe('engine against PostgreSQL: database source → transform → validate 
     ]);
   });
 
+  it('cells no step reads reach the load as their COPY text, with the values parsed cells would have: created and existing tables, rejected rows parsed', async () => {
+    await db.client.query(`CREATE TABLE "${db.schema}".cells (id integer, n numeric, d date, t text, big bigint, s smallint)`);
+    await db.client.query(
+      `INSERT INTO "${db.schema}".cells VALUES
+        (1, 12.50, '2026-01-02', E'a\\tb \\\\ c ü', 9007199254740993, 7),
+        (2, NULL, NULL, NULL, NULL, NULL),
+        (3, 5.00, '0500-03-04', '\\N', -1, -2)`,
+    );
+    // the existing table's columns take the cells as other types: numeric → numeric (its scale is the parsed value's),
+    // date → timestamptz (UTC midnight), text → jsonb (a JSON string), bigint → text, smallint → double precision
+    await db.client.query(`CREATE TABLE "${db.schema}".cells_in (id integer, n numeric, d timestamptz, t jsonb, big text, s double precision)`);
+    const validate = ['validate', { rules: [{ field: 'id', rule: 'range', params: { max: 2 } }] }] as const;
+    const created = await run(['source', { connectionId: 'PG', tableName: 'cells' }], [...validate], ['load', { connectionId: 'PG', tableName: 'cells_out' }]);
+    expect(created.result.error).toBeNull();
+    expect(created.result.steps[2]?.message).toBe(`replace ${db.schema}.cells_out (created): id integer, n double precision, d date, t text, big bigint, s integer`);
+    expect(await db.rows(`SELECT id, n, d::text AS d, t, big::text AS big, s FROM "${db.schema}".cells_out ORDER BY id`)).toEqual([
+      { id: 1, n: 12.5, d: '2026-01-02', t: 'a\tb \\ c ü', big: '9007199254740993', s: 7 },
+      { id: 2, n: null, d: null, t: null, big: null, s: null },
+    ]);
+    // the rejected row is recorded as the steps saw it: parsed values, not COPY text
+    expect(created.rejects.map((r) => r.row)).toEqual([{ id: 3, n: 5, d: new Date(Date.UTC(500, 2, 4)), t: '\\N', big: -1, s: -2 }]);
+    const existing = await run(['source', { connectionId: 'PG', tableName: 'cells' }], [...validate], ['load', { connectionId: 'PG', tableName: 'cells_in', mode: 'append' }]);
+    expect(existing.result.error).toBeNull();
+    expect(await db.rows(`SELECT id, n::text AS n, extract(epoch FROM d)::int AS d, t #>> '{}' AS t, big, s FROM "${db.schema}".cells_in ORDER BY id`)).toEqual([
+      { id: 1, n: '12.5', d: Date.UTC(2026, 0, 2) / 1000, t: 'a\tb \\ c ü', big: '9007199254740993', s: 7 },
+      { id: 2, n: null, d: null, t: null, big: null, s: null },
+    ]);
+  });
+
   it('round-trips awkward values from a PostgreSQL source into a created table', async () => {
     await db.client.query(`CREATE TABLE "${db.schema}".odd (id integer, t text, big bigint, num numeric, ts timestamp, tz timestamptz, ok boolean, doc jsonb, f double precision)`);
     await db.client.query(

@@ -126,6 +126,13 @@ function writeNull(w: CopyBytes, separator: number): void {
   w.buf[w.pos++] = separator;
 }
 
+/**
+ * How a field of raw cells (COPY text of a PostgreSQL source, runs/engine/raw-cells.ts) is written:
+ * `pass` copies the text as it is (its escapes are COPY's), a function parses it into the value
+ * the column's encoder then writes.
+ */
+export type RawColumn = 'pass' | ((text: string) => unknown);
+
 /** Rows as COPY text bytes, counting the non-null cells of each column into `nonNull`. */
 export type BatchEncoder = (rows: Row[], nonNull: Float64Array) => Buffer;
 
@@ -138,19 +145,25 @@ const NUMERIC_TYPES = new Set(['integer', 'bigint', 'smallint', 'double precisio
  * string per cell, line or batch; sized from the batch before), other types through their
  * Encoder. Field names enter the generated code only as JSON string literals.
  */
-export function compileBatchEncoder(columns: string[], dataTypes: string[]): BatchEncoder {
+export function compileBatchEncoder(columns: string[], dataTypes: string[], raw: readonly (RawColumn | undefined)[] = []): BatchEncoder {
   const encoders = dataTypes.map(encoderFor);
   const cells = columns.map((name, c) => {
     const separator = c === columns.length - 1 ? 0x0a : 0x09;
     const type = dataTypes[c] as string;
-    const write = NUMERIC_TYPES.has(type)
-      ? `if (typeof v === 'number') writeNumber(w, v, ${separator}); else writeRaw(w, enc[${c}](v), ${separator});`
-      : type === 'text' || type.startsWith('character')
-        ? `if (typeof v === 'string') writeText(w, v, ${separator}); else writeRaw(w, enc[${c}](v), ${separator});`
-        : `writeRaw(w, enc[${c}](v), ${separator});`;
+    const mode = raw[c];
+    // a raw cell (a source's COPY text, runs/engine/raw-cells.ts) is copied as it is, or parsed and then encoded as any value
+    const parse = typeof mode === 'function' ? `if (typeof v === 'string') v = pre[${c}](v); ` : '';
+    const write =
+      mode === 'pass'
+        ? `if (typeof v === 'string') writeRaw(w, v, ${separator}); else writeRaw(w, enc[${c}](v), ${separator});`
+        : NUMERIC_TYPES.has(type)
+          ? `if (typeof v === 'number') writeNumber(w, v, ${separator}); else writeRaw(w, enc[${c}](v), ${separator});`
+          : type === 'text' || type.startsWith('character')
+            ? `if (typeof v === 'string') writeText(w, v, ${separator}); else writeRaw(w, enc[${c}](v), ${separator});`
+            : `writeRaw(w, enc[${c}](v), ${separator});`;
     return `v = row[${JSON.stringify(name)}];
       if (v === null || v === undefined) writeNull(w, ${separator});
-      else { nonNull[${c}]++; ${write} }`;
+      else { nonNull[${c}]++; ${parse}${write} }`;
   });
   const body = `let size = 1 << 16;
   return function encode(rows, nonNull) {
@@ -163,5 +176,6 @@ export function compileBatchEncoder(columns: string[], dataTypes: string[]): Bat
     size = Math.max(1 << 16, Math.ceil(w.pos * 1.1));
     return w.buf.subarray(0, w.pos);
   };`;
-  return new Function('enc', 'writeNull', 'writeNumber', 'writeText', 'writeRaw', 'Buffer', body)(encoders, writeNull, writeNumber, writeText, writeRaw, Buffer) as BatchEncoder;
+  const pre = raw.map((m) => (typeof m === 'function' ? m : undefined));
+  return new Function('enc', 'pre', 'writeNull', 'writeNumber', 'writeText', 'writeRaw', 'Buffer', body)(encoders, pre, writeNull, writeNumber, writeText, writeRaw, Buffer) as BatchEncoder;
 }

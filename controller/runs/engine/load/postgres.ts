@@ -5,7 +5,8 @@ import { from as copyFrom } from 'pg-copy-streams';
 import type { Batch, Row } from '../../types.ts';
 import { ident, qualified } from '../connections.ts';
 import { type ColumnKind, type Family, type RowScan, compileRowScan, familyOf, fits, kindOf, sqlType, widen } from './columns.ts';
-import { type BatchEncoder, compileBatchEncoder } from './copy-text.ts';
+import { type BatchEncoder, type RawColumn, compileBatchEncoder } from './copy-text.ts';
+import { RawCells } from '../raw-cells.ts';
 
 export type LoadMode = 'replace' | 'append' | 'merge';
 
@@ -17,6 +18,8 @@ export interface TableWriterOptions {
   mode: LoadMode;
   /** merge: the key fields. */
   primaryKey: string[];
+  /** Fields whose values are a PostgreSQL source's COPY text (runs/engine/raw-cells.ts): name → type OID. */
+  raw?: ReadonlyMap<string, number>;
 }
 
 export class SchemaMismatchError extends Error {}
@@ -148,7 +151,7 @@ export class PostgresTableWriter {
       const fields = fieldsOf(first);
       for (const k of primaryKey) if (!fields.includes(k)) fields.push(k);
       this.#columns = fields.map((name) => ({ name, dataType: 'text', kind: 'unknown' }));
-      for (const row of first) for (const c of this.#columns) c.kind = widen(c.kind as ColumnKind, kindOf(row[c.name]));
+      for (const row of first) for (const c of this.#columns) c.kind = widen(c.kind as ColumnKind, this.#kindOf(c.name, row[c.name]));
       for (const c of this.#columns) c.dataType = sqlType(c.kind as ColumnKind);
       const key = mode === 'merge' && primaryKey.length > 0 ? `, PRIMARY KEY (${primaryKey.map(ident).join(', ')})` : '';
       await client.query(`CREATE TABLE ${this.#target} (${this.#columns.map((c) => `${ident(c.name)} ${c.dataType}`).join(', ')}${key})`);
@@ -171,14 +174,17 @@ export class PostgresTableWriter {
     const open = this.#created ? kinds.map((k) => k === 'text') : families.map((f) => f === 'text' || f === 'json' || f === 'other');
     let extra: Set<string> | undefined;
     const known = new Set(names);
+    const rawOids = names.map((name) => this.#o.raw?.get(name));
     const look = (i: number, v: unknown): void => {
+      const oid = rawOids[i];
       if (!this.#created) {
-        if (!fits(v, families[i] as Family)) {
-          throw new SchemaMismatchError(`Schema mismatch on ${this.label}: column ${names[i]} is ${cols[i]?.dataType}, value ${showValue(v)} does not fit`);
+        if (!(oid !== undefined && typeof v === 'string' ? RawCells.fits(oid, v, families[i] as Family) : fits(v, families[i] as Family))) {
+          const value = oid !== undefined && typeof v === 'string' ? RawCells.parse(oid, v) : v;
+          throw new SchemaMismatchError(`Schema mismatch on ${this.label}: column ${names[i]} is ${cols[i]?.dataType}, value ${showValue(value)} does not fit`);
         }
         return;
       }
-      const k = typeof v === 'string' ? 'text' : kindOf(v);
+      const k = oid !== undefined && typeof v === 'string' ? RawCells.kindOf(oid, v, kinds[i]) : typeof v === 'string' ? 'text' : kindOf(v);
       if (k !== kinds[i]) {
         kinds[i] = widen(kinds[i] as ColumnKind, k);
         open[i] = kinds[i] === 'text';
@@ -196,7 +202,7 @@ export class PostgresTableWriter {
     const added: Column[] = [];
     for (const name of extra ?? []) {
       let kind: ColumnKind = 'unknown';
-      for (const row of batch) kind = widen(kind, kindOf(row[name]));
+      for (const row of batch) kind = widen(kind, this.#kindOf(name, row[name]));
       added.push({ name, dataType: sqlType(kind), kind });
     }
     const wider = cols.filter((c, i) => kinds[i] !== c.kind);
@@ -215,10 +221,24 @@ export class PostgresTableWriter {
     this.#compile();
   }
 
-  /** The batch encoder and schema scan of the current columns. */
+  /** The kind of a field's value, a raw cell's by its source type. */
+  #kindOf(name: string, v: unknown): ColumnKind {
+    const oid = this.#o.raw?.get(name);
+    return oid !== undefined && typeof v === 'string' ? RawCells.kindOf(oid, v) : kindOf(v);
+  }
+
+  /**
+   * The batch encoder and schema scan of the current columns. A field of raw cells is copied as
+   * it is where its source type's text means the same in the column's type, else parsed first.
+   */
   #compile(): void {
     const names = this.#columns.map((c) => c.name);
-    this.#encode = compileBatchEncoder(names, this.#columns.map((c) => c.dataType));
+    const raw = this.#columns.map((c): RawColumn | undefined => {
+      const oid = this.#o.raw?.get(c.name);
+      if (oid === undefined) return undefined;
+      return RawCells.passes(oid, c.dataType) ? 'pass' : (v: string) => RawCells.parse(oid, v);
+    });
+    this.#encode = compileBatchEncoder(names, this.#columns.map((c) => c.dataType), raw);
     this.#scan = compileRowScan(names);
   }
 

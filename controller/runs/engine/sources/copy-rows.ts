@@ -26,11 +26,13 @@ export const unescapeCopyText = (s: string): string => s.replace(ESCAPE, (_, c: 
  * their type's text parser. Column names enter the generated code only as JSON string literals; a
  * `__proto__` column (an object literal would set the prototype) is decoded by the generic loop.
  */
-export function compileRowDecoder(names: string[], oids: number[]): RowDecoder {
+export function compileRowDecoder(names: string[], oids: number[], raw: readonly boolean[] = []): RowDecoder {
   const parsers = oids.map(textParser);
-  if (names.length === 0 || names.includes('__proto__')) return genericDecoder(names, parsers);
+  if (names.length === 0 || names.includes('__proto__')) return genericDecoder(names, parsers, raw);
   const cells = names.map((_, i) => {
     const end = i === names.length - 1 ? `text.indexOf('\\n', from)` : `text.indexOf('\\t', from)`;
+    // A cell no step reads (runs/engine/raw-cells.ts): its COPY text as it is, escapes kept; `\N` is null.
+    if (raw[i]) return `end = ${end}; cell = text.slice(from, end); c${i} = cell === '\\\\N' ? null : cell; from = end + 1;`;
     const form = textForm(oids[i] as number);
     const generic = `cell = text.slice(from, end);
       if (cell === '\\\\N') c${i} = null;
@@ -79,7 +81,7 @@ function intAt(text: string, from: number, end: number): number | undefined {
   return negative ? -n : n;
 }
 
-function genericDecoder(names: string[], parsers: CellParser[]): RowDecoder {
+function genericDecoder(names: string[], parsers: CellParser[], raw: readonly boolean[]): RowDecoder {
   const width = names.length;
   return (text, pos, out, max) => {
     while (pos < text.length && out.length < max) {
@@ -90,7 +92,7 @@ function genericDecoder(names: string[], parsers: CellParser[]): RowDecoder {
         const end = i === width - 1 ? nl : text.indexOf('\t', from);
         const cell = text.slice(from, end);
         Object.defineProperty(row, names[i] as string, {
-          value: cell === '\\N' ? null : (parsers[i] as CellParser)(cell.includes('\\') ? unescapeCopyText(cell) : cell),
+          value: cell === '\\N' ? null : raw[i] ? cell : (parsers[i] as CellParser)(cell.includes('\\') ? unescapeCopyText(cell) : cell),
           enumerable: true,
           writable: true,
           configurable: true,

@@ -3,6 +3,7 @@ import type { Batch, EgressPolicy, ResolvedConnection } from '../../types.ts';
 import { connectPostgres, qualified } from '../connections.ts';
 import { copyOutStream } from './copy-out.ts';
 import { compileRowDecoder, wholeLines } from './copy-rows.ts';
+import type { RawCells } from '../raw-cells.ts';
 
 export interface TableSource {
   schema: string | undefined;
@@ -11,6 +12,8 @@ export interface TableSource {
   purpose: string;
   /** The session's search_path: the tenant's pinned schema on a shared connection. */
   searchPath?: string;
+  /** Columns no step reads, kept as their COPY text (runs/engine/raw-cells.ts). */
+  raw?: RawCells;
 }
 
 /**
@@ -26,7 +29,8 @@ export async function* postgresTableRows(conn: ResolvedConnection, egress: Egres
       throw new Error(`cannot read ${src.schema ? `${src.schema}.` : ''}${src.table}: ${err.message}`);
     });
     const names = shape.fields.map((f) => f.name);
-    const decode = compileRowDecoder(names, shape.fields.map((f) => f.dataTypeID));
+    const oids = shape.fields.map((f) => f.dataTypeID);
+    const decode = compileRowDecoder(names, oids, src.raw ? names.map((name, i) => (src.raw as RawCells).claim(name, oids[i] as number)) : []);
     // 64 chunks (a few MB) of buffer: PostgreSQL keeps sending while the steps work on earlier batches.
     const copy = client.query(copyOutStream(`COPY (SELECT * FROM ${table}) TO STDOUT`, { highWaterMark: 64 }));
     let batch: Batch = [];

@@ -70,7 +70,7 @@ export class TableWriteStep implements StepRunner {
     // Registered before BEGIN so a failure anywhere after connecting still rolls back and closes.
     this.#scope.pending.push({ commit: () => release('COMMIT'), rollback: () => release('ROLLBACK').catch(() => {}) });
     await client.query('BEGIN');
-    const writer = new PostgresTableWriter({ client, schema, table: this.#table, mode: this.#mode, primaryKey: this.#primaryKey });
+    const writer = new PostgresTableWriter({ client, schema, table: this.#table, mode: this.#mode, primaryKey: this.#primaryKey, raw: this.#scope.rawCells.columns });
     this.#writer = writer;
     let written = 0;
     for await (const batch of input) {

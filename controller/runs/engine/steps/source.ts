@@ -42,7 +42,11 @@ export class SourceStep implements StepRunner {
   readonly #api: ApiTuning;
   #read = 0;
 
-  constructor(config: Record<string, unknown>, scope: RunScope, api: ApiTuning) {
+  /** The generated source step (the first): its rows are the only ones that may carry raw cells. */
+  readonly #first: boolean;
+
+  constructor(config: Record<string, unknown>, scope: RunScope, api: ApiTuning, first = false) {
+    this.#first = first;
     this.#config = config;
     this.#scope = scope;
     this.#api = api;
@@ -73,7 +77,14 @@ export class SourceStep implements StepRunner {
         const table = requireString(c, 'tableName', 'database source');
         const schema = scope.reach.schemaFor(conn, configString(c, 'schemaName'), 'config.schemaName');
         if (conn.vendor === 'SNOWFLAKE') return snowflakeTableRows(conn, { schema, table, batchSize }, (h, p) => scope.egress.check(h, p));
-        return postgresTableRows(conn, scope.egress, { schema, table, batchSize, purpose: `source ${scope.runId}`, searchPath: scope.reach.pinnedSchema(conn) });
+        return postgresTableRows(conn, scope.egress, {
+          schema,
+          table,
+          batchSize,
+          purpose: `source ${scope.runId}`,
+          searchPath: scope.reach.pinnedSchema(conn),
+          ...(this.#first && scope.rawCells.enabled ? { raw: scope.rawCells } : {}),
+        });
       }
       case 'api': {
         const endpoint = requireString(c, 'endpoint', 'api source');

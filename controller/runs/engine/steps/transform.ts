@@ -62,6 +62,11 @@ export class TransformStep implements StepRunner {
     return this.#mappings.map((m) => m.target);
   }
 
+  /** Every field this step reads or writes: mapping sources and targets, rule fields. */
+  get fields(): string[] {
+    return [...this.#mappings.flatMap((m) => [m.source, m.target]), ...this.#rules.map((r) => r.field)];
+  }
+
   /**
    * The row with mappings and rules applied, or the reasons it was refused. Without mappings the
    * row is converted in place (no copy per row); a refused row gets its original values back.

@@ -78,6 +78,11 @@ export class ValidateStep implements StepRunner {
     this.#rules = rulesOf(config).map(compileRule);
   }
 
+  /** Every field this step reads. */
+  get fields(): string[] {
+    return this.#rules.map((r) => r.field);
+  }
+
   /** Every failing rule's reason; the same empty array (no allocation) when the row passes. */
   reasons(row: Row): string[] {
     let reasons: string[] | undefined;
