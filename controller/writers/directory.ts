@@ -6,7 +6,7 @@ import type { ManifestWriter } from '../types.ts';
 import { DirectorySyncs } from './dir-sync.ts';
 import { closeFd, fsyncFd, openFd, writeAll } from './fd.ts';
 import { safeManifestPath } from './paths.ts';
-import { caseTwin, refuseCaseTwin } from './case-twin.ts';
+import { beginWrite, caseTwin, endWrite, refuseCaseTwin } from './case-twin.ts';
 
 /** The name `writeFileAtomic` gives its temp files (and nothing else has). */
 const TEMP_FILE = /^\.[0-9a-f]{12}\.tmp$/;
@@ -97,14 +97,20 @@ export class DirectoryWriter implements ManifestWriter {
   async write(relPath: string, content: string): Promise<void> {
     const abs = safeManifestPath(this.#root, relPath);
     await refuseCaseTwin(this.#root, relPath);
+    // The folder as the check just listed it: a write alone in its folder is noted into that listing.
+    const listed = beginWrite(this.#root, relPath);
+    let written = false;
     try {
       const created = await writeAtomic(abs, content);
+      written = true;
       const dir = dirname(abs);
       // New folders' own entries too, from the first one made down to the file's folder.
       const folders = created ? foldersFrom(dirname(created), dir) : [dir];
       await Promise.all(folders.map((f) => this.#syncs.sync(f)));
     } catch (err) {
       throw new UnavailableError(`could not write ${relPath}: ${(err as Error).message}`);
+    } finally {
+      await endWrite(this.#root, relPath, listed, written);
     }
   }
 
