@@ -6,7 +6,7 @@ import type { ManifestWriter } from '../types.ts';
 import { DirectorySyncs } from './dir-sync.ts';
 import { closeFd, fsyncFd, openFd, writeAll } from './fd.ts';
 import { safeManifestPath } from './paths.ts';
-import { beginWrite, caseTwin, endWrite, refuseCaseTwin } from './case-twin.ts';
+import { caseTwin, endWrite, noteFolderTime, refuseCaseTwin, renaming } from './case-twin.ts';
 
 /** The name `writeFileAtomic` gives its temp files (and nothing else has). */
 const TEMP_FILE = /^\.[0-9a-f]{12}\.tmp$/;
@@ -48,8 +48,11 @@ export async function writeFileAtomic(abs: string, content: string): Promise<voi
   await writeAtomic(abs, content);
 }
 
-/** writeFileAtomic, answering the first folder it had to create (undefined when the folder was there). */
-async function writeAtomic(abs: string, content: string): Promise<string | undefined> {
+/**
+ * writeFileAtomic, answering the first folder it had to create (undefined when the folder was
+ * there). `hooks.opened` is told once the temp file exists, `hooks.renaming` just before the rename.
+ */
+async function writeAtomic(abs: string, content: string, hooks: { opened?: () => void; renaming?: () => void } = {}): Promise<string | undefined> {
   const dir = dirname(abs);
   const tmp = join(dir, `.${tempName()}.tmp`);
   let fd: number;
@@ -62,6 +65,7 @@ async function writeAtomic(abs: string, content: string): Promise<string | undef
     created = await mkdir(dir, { recursive: true });
     fd = await openFd(tmp, 'w', 0o644);
   }
+  hooks.opened?.();
   try {
     try {
       await writeAll(fd, Buffer.from(content));
@@ -69,6 +73,7 @@ async function writeAtomic(abs: string, content: string): Promise<string | undef
     } finally {
       await closeFd(fd);
     }
+    hooks.renaming?.();
     await rename(tmp, abs);
   } catch (err) {
     // A failed write (disk full, file too large) must not leave its temp file behind.
@@ -97,20 +102,31 @@ export class DirectoryWriter implements ManifestWriter {
   async write(relPath: string, content: string): Promise<void> {
     const abs = safeManifestPath(this.#root, relPath);
     await refuseCaseTwin(this.#root, relPath);
-    // The folder as the check just listed it: a write alone in its folder is noted into that listing.
-    const listed = beginWrite(this.#root, relPath);
-    let written = false;
+    const dir = dirname(abs);
+    let created: string | undefined;
+    // The temp file moves the folder's time: noted at once, so checks meanwhile need not read the folder.
+    let opened: Promise<void> | undefined;
     try {
-      const created = await writeAtomic(abs, content);
-      written = true;
-      const dir = dirname(abs);
+      created = await writeAtomic(abs, content, {
+        opened: () => (opened = noteFolderTime(this.#root, relPath)),
+        renaming: () => renaming(this.#root, relPath),
+      });
+    } catch (err) {
+      await opened;
+      await endWrite(this.#root, relPath, false);
+      throw new UnavailableError(`could not write ${relPath}: ${(err as Error).message}`);
+    }
+    // The name is noted into the folder's remembered listing right after the rename (beside the
+    // folder's fsync): checks meanwhile count it as landing.
+    const noted = endWrite(this.#root, relPath, true);
+    try {
       // New folders' own entries too, from the first one made down to the file's folder.
       const folders = created ? foldersFrom(dirname(created), dir) : [dir];
       await Promise.all(folders.map((f) => this.#syncs.sync(f)));
     } catch (err) {
       throw new UnavailableError(`could not write ${relPath}: ${(err as Error).message}`);
     } finally {
-      await endWrite(this.#root, relPath, listed, written);
+      await Promise.all([opened, noted]);
     }
   }
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -50,5 +50,26 @@ describe('case twins with a remembered listing', () => {
     expect(await caseTwin(root, 'dashboards/D.yaml')).toBe('dashboards/d.yaml');
     await writer.remove('dashboards/d.yaml');
     expect(await caseTwin(root, 'dashboards/D.yaml')).toBeUndefined();
+  });
+
+  it('finds the twin of a file someone else created after writes that overlapped', async () => {
+    await writer.write('dashboards/seed.yaml', 's: 1\n');
+    expect(await caseTwin(root, 'dashboards/E.yaml')).toBeUndefined();
+    // Overlapping writes keep the listing current (each notes the folder's time after its own change)…
+    await Promise.all(Array.from({ length: 8 }, (_, i) => writer.write(`dashboards/o${i}.yaml`, 'v: 1\n')));
+    expect(await caseTwin(root, 'dashboards/O3.yaml')).toBe('dashboards/o3.yaml');
+    // …and a change by someone else after them still moves the time past the listing's.
+    writeFileSync(join(root, 'dashboards', 'e.yaml'), 'e: 1\n');
+    expect(await caseTwin(root, 'dashboards/E.yaml')).toBe('dashboards/e.yaml');
+    expect(await caseTwin(root, 'dashboards/O7.yaml')).toBe('dashboards/o7.yaml');
+  });
+
+  it('a failed write leaves no name behind', async () => {
+    await writer.write('dashboards/seed.yaml', 's: 1\n');
+    // A folder where the file should go: the rename fails.
+    mkdirSync(join(root, 'dashboards', 'f.yaml', 'inside'), { recursive: true });
+    await expect(writer.write('dashboards/f.yaml', 'f: 1\n')).rejects.toThrow(/could not write/);
+    expect(await caseTwin(root, 'dashboards/g.yaml')).toBeUndefined();
+    expect(await caseTwin(root, 'dashboards/F.yaml')).toBe('dashboards/f.yaml');
   });
 });
