@@ -6,7 +6,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { tenantSet } from '../controller/kinds/clientset/fixtures.ts';
-import { ADMIN, startHarness, type Harness } from './harness.ts';
+import { ADMIN, startHarness, type Harness, signIn } from './harness.ts';
 
 /**
  * The fleet pages end to end in headless Chromium against the real server: tenants stamped from a
@@ -83,12 +83,7 @@ describe('console: the fleet pages in a real browser', () => {
     write('sets/retail.yaml', retailSet(INPUTS));
     await sync();
     ({ page } = await h.newPage());
-    await page.goto('/ui/');
-    await page.waitForSelector('form.login');
-    await page.fill('input[name=username]', ADMIN.username);
-    await page.fill('input[name=password]', ADMIN.password);
-    await page.press('input[name=password]', 'Enter');
-    await page.waitForSelector('#clients-h');
+    await signIn(page, ADMIN);
   }, 120_000);
   afterAll(async () => {
     await h?.close();

@@ -4,7 +4,7 @@ import pg from 'pg';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { ADMIN, findPostgresUser, PG, startHarness, type Harness } from './harness.ts';
+import { ADMIN, expectClean, findPostgresUser, pageApi, PG, startHarness, type Harness, signIn } from './harness.ts';
 
 /**
  * Objects in the console, end to end in headless Chromium against the real server and the local
@@ -47,29 +47,8 @@ describe('console: objects, connections and pipelines in a real browser', () => 
     ...extra,
   });
 
-  const api = (p: Page, method: string, path: string, body?: unknown) =>
-    p.evaluate(
-      async ({ method, path, body }) => {
-        const s = JSON.parse(localStorage.getItem('bi-controller.session') ?? '{}') as { userId: string; csrfToken: string };
-        const r = await fetch(path.replace('{userId}', s.userId), {
-          method,
-          headers: { CTN: s.csrfToken, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-          body: body === undefined ? undefined : JSON.stringify(body),
-        });
-        return { status: r.status, body: (await r.json()) as Record<string, unknown> };
-      },
-      { method, path, body },
-    );
-
-  /** axe finds nothing at 1280 and 390 px, and at 390 px nothing is wider than the screen. */
-  const clean = async (p: Page, name: string) => {
-    expect(await h.check(p, name)).toEqual([]);
-    const original = p.viewportSize() ?? { width: 1280, height: 860 };
-    await p.setViewportSize({ width: 390, height: 844 });
-    const width = await p.evaluate(() => new Promise<number>((r) => requestAnimationFrame(() => r(document.documentElement.scrollWidth))));
-    await p.setViewportSize(original);
-    expect(width, `${name}: page width at 390 px`).toBeLessThanOrEqual(390);
-  };
+  const api = pageApi;
+  const clean = (p: Page, name: string) => expectClean(h, p, name);
   /** Marks the focused element, so "still focused" means the same element, not a new one in its place. */
   const markFocused = (p: Page) => p.evaluate(() => ((document.activeElement as HTMLElement).dataset.e2eMark = 'focused'));
   const focusedIsMarked = (p: Page) => p.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.e2eMark === 'focused');
@@ -101,12 +80,7 @@ describe('console: objects, connections and pipelines in a real browser', () => 
     }));
     await h.server.runtime.syncNow();
     ({ page } = await h.newPage());
-    await page.goto('/ui/');
-    await page.waitForSelector('form.login');
-    await page.fill('input[name=username]', ADMIN.username);
-    await page.fill('input[name=password]', ADMIN.password);
-    await page.keyboard.press('Enter');
-    await page.waitForSelector('#clients-h');
+    await signIn(page, ADMIN);
     const imported = await api(page, 'POST', '/v1/sdk/import-pipeline/{userId}', {
       name: PIPELINE_NAME,
       source: { connectionId: SHOP_DB, type: 'database', config: { schemaName: schema, tableName: 'shop_orders' } },

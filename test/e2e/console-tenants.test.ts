@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { ADMIN, startHarness, type Harness } from './harness.ts';
+import { ADMIN, startHarness, type Harness, signIn } from './harness.ts';
 
 /**
  * The console's tenant pages end to end in headless Chromium against the real server: a
@@ -102,12 +102,7 @@ describe('console: clients, dashboards and manifests in a real browser', () => {
     acmeFacade = one("SELECT facade_id FROM facades WHERE client_id = 'ACME'");
     acmePipeline = one("SELECT pipeline_id FROM pipelines WHERE manifest_key = 'Pipeline/acme-nightly'");
     ({ page } = await h.newPage());
-    await page.goto('/ui/');
-    await page.waitForSelector('form.login');
-    await page.fill('input[name=username]', ADMIN.username);
-    await page.fill('input[name=password]', ADMIN.password);
-    await page.press('input[name=password]', 'Enter');
-    await page.waitForSelector('#clients-h');
+    await signIn(page, ADMIN);
   }, 120_000);
   afterAll(async () => {
     await h?.close();

@@ -56,6 +56,16 @@ export function pageApi(p: Page, method: string, path: string, body?: unknown): 
   );
 }
 
+/** Signs `who` in through the login form and waits for the page they land on (`landing`, a selector). */
+export async function signIn(p: Page, who: { username: string; password: string }, landing = '#clients-h'): Promise<void> {
+  await p.goto('/ui/');
+  await p.waitForSelector('form.login');
+  await p.fill('input[name=username]', who.username);
+  await p.fill('input[name=password]', who.password);
+  await p.keyboard.press('Enter');
+  await p.waitForSelector(landing);
+}
+
 /** axe finds nothing at 1280 and 390 px (screenshots of both in test/artifacts/), and at 390 px nothing is wider than the screen. */
 export async function expectClean(h: Harness, p: Page, name: string): Promise<void> {
   expect(await h.check(p, name)).toEqual([]);
