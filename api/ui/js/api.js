@@ -8,6 +8,10 @@
 
 const KEY = 'bi-controller.session';
 
+/** @typedef {import('./types.js').Session} Session */
+/** @typedef {import('./types.js').ProblemText} ProblemText */
+
+/** @returns {Session | null} */
 function read() {
   try {
     const s = JSON.parse(localStorage.getItem(KEY) ?? 'null');
@@ -24,7 +28,11 @@ export function getSession() {
 /** Why the session ended, for every tab: the tab that found out tells the others. */
 const REASON_KEY = 'bi-controller.signed-out-because';
 
-/** Stores a session, or ends it (`why`: the reason every tab's login page shows). */
+/**
+ * Stores a session, or ends it (`why`: the reason every tab's login page shows).
+ * @param {Session | null} s
+ * @param {string | null} [why]
+ */
 export function setSession(s, why = null) {
   if (s) {
     localStorage.removeItem(REASON_KEY);
@@ -36,7 +44,10 @@ export function setSession(s, why = null) {
   }
 }
 
-/** Calls `fn(session | null, why | null)` when another tab signs in or out. */
+/**
+ * Calls `fn(session | null, why | null)` when another tab signs in or out.
+ * @param {(session: Session | null, why: string | null) => void} fn
+ */
 export function whenSessionChanges(fn) {
   window.addEventListener('storage', (e) => {
     if (e.key === KEY || e.key === null) fn(read(), localStorage.getItem(REASON_KEY));
@@ -44,6 +55,11 @@ export function whenSessionChanges(fn) {
 }
 
 export class ApiError extends Error {
+  /**
+   * @param {number} status the answer's status (0: the server could not be reached)
+   * @param {import('./types.js').ErrorAnswer | null} body the answer's JSON body, when it had one
+   * @param {string} [message] the text to show; by default the body's `error` or `message`
+   */
   constructor(status, body, message) {
     super(message ?? ((body && (body.error || body.message)) || `HTTP ${status}`));
     this.status = status;
@@ -55,6 +71,7 @@ export class ApiError extends Error {
    * message}, docs/api.md "Error bodies"); for an answer without them (a step's `<step>: a; b`),
    * the paths read from the text's parts (`clientName must be ...` → {path: 'clientName', text}).
    * `text` is the whole sentence, path first, as the summary shows it.
+   * @returns {ProblemText[]}
    */
   get problems() {
     const structured = Array.isArray(this.body?.problems) ? this.body.problems.filter((p) => p && typeof p.message === 'string') : [];
@@ -64,8 +81,12 @@ export class ApiError extends Error {
   }
 }
 
+/** @type {(why: string) => void} */
 let onUnauthorized = () => {};
-/** Called when the server says the session is gone (401, or a CSRF token no tab has): back to the login page. */
+/**
+ * Called when the server says the session is gone (401, or a CSRF token no tab has): back to the login page.
+ * @param {(why: string) => void} fn
+ */
 export function whenUnauthorized(fn) {
   onUnauthorized = fn;
 }
@@ -73,23 +94,36 @@ export function whenUnauthorized(fn) {
 const CSRF_REFUSED = 'Invalid CSRF token';
 
 /** Reason phrases of the statuses a proxy answers with (HTTP/2 sends none). */
+/** @type {Record<number, string>} */
 const REASONS = { 400: 'Bad Request', 404: 'Not Found', 408: 'Request Timeout', 413: 'Payload Too Large', 429: 'Too Many Requests', 500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout' };
 
-/** A readable text for an answer that is not the API's JSON (a proxy's HTML error page, an empty body). */
+/**
+ * A readable text for an answer that is not the API's JSON (a proxy's HTML error page, an empty body).
+ * @param {Response} res
+ */
 function plainAnswer(res) {
   const reason = res.statusText || REASONS[res.status] || '';
   return `The server answered ${res.status}${reason ? ` ${reason}` : ''}${res.status >= 500 ? '. Try again in a moment.' : '.'}`;
 }
 
+/**
+ * @param {string} method
+ * @param {string} path
+ * @param {unknown} body
+ * @param {Session | null} session
+ * @param {string | undefined} contentType
+ * @returns {Promise<{res: Response, data: any, plain: string | null}>} `data`: the JSON body as parsed (its shape is the caller's to name)
+ */
 async function send(method, path, body, session, contentType) {
+  /** @type {Record<string, string>} */
   const headers = { accept: 'application/json' };
   if (session) headers.CTN = session.csrfToken;
   if (body !== undefined) headers['content-type'] = contentType ?? 'application/json';
   let res;
   try {
-    res = await fetch(path, { method, headers, credentials: 'same-origin', body: body === undefined || contentType ? body : JSON.stringify(body) });
+    res = await fetch(path, { method, headers, credentials: 'same-origin', body: body === undefined || contentType ? /** @type {BodyInit | undefined} */ (body) : JSON.stringify(body) });
   } catch (err) {
-    throw new ApiError(0, null, `The server could not be reached (${err.message}). Check the connection and try again.`);
+    throw new ApiError(0, null, `The server could not be reached (${err instanceof Error ? err.message : String(err)}). Check the connection and try again.`);
   }
   const text = await res.text();
   let data;
@@ -109,6 +143,15 @@ async function send(method, path, body, session, contentType) {
  * Calls the API. Resolves `{status, body}` for every answer the caller may want to handle
  * (pass `expect` with the accepted statuses), throws ApiError otherwise. With `contentType`, `body`
  * is sent as it is (a YAML text), not as JSON.
+ *
+ * The body's type is the caller's to name, from the generated schema types (types.d.ts):
+ * a JSDoc `@type {Answer<ApiClientList>}` on the constant that awaits the call infers `T`;
+ * unnamed, it is `any`.
+ * @template [T=any]
+ * @param {string} method
+ * @param {string} path
+ * @param {{body?: unknown, expect?: readonly number[], contentType?: string}} [options]
+ * @returns {Promise<import('./types.js').Answer<T>>}
  */
 export async function call(method, path, { body, expect, contentType } = {}) {
   const sent = getSession();
@@ -132,13 +175,20 @@ export async function call(method, path, { body, expect, contentType } = {}) {
   return { status: res.status, body: data };
 }
 
-/** Path of an S endpoint for the signed-in user: `/v1/api-keys/` → `/v1/api-keys/U2026A00001`. */
+/**
+ * Path of an S endpoint for the signed-in user: `/v1/api-keys/` → `/v1/api-keys/U2026A00001`.
+ * @param {string} prefix
+ * @param {string} [suffix]
+ */
 export function userPath(prefix, suffix = '') {
   const s = getSession();
   return `${prefix}${encodeURIComponent(s ? s.userId : '')}${suffix}`;
 }
 
-/** The text of any error for a person: the API's message, or what went wrong. */
+/**
+ * The text of any error for a person: the API's message, or what went wrong.
+ * @param {unknown} err
+ */
 export function errorText(err) {
   return err instanceof ApiError ? err.message : err instanceof Error ? err.message : String(err);
 }

@@ -25,13 +25,31 @@ import { workersPage } from './pages/workers.js';
 import { discardDraft } from './pages/wizard/draft.js';
 import { mayLeaveFor } from './leave-guard.js';
 
-const main = document.getElementById('main');
-const nav = document.getElementById('nav');
-const who = document.getElementById('who');
+/** @typedef {import('./types.js').ApiSettingsSession} Me */
 
-/** What the server says about the signed-in user (role decides whether settings are shown). */
+/**
+ * An element of index.html's frame (always there).
+ * @param {string} id
+ */
+function frame(id) {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`index.html has no #${id}`);
+  return el;
+}
+
+const main = frame('main');
+const nav = frame('nav');
+const who = frame('who');
+
+/**
+ * What the server says about the signed-in user (role decides whether settings are shown).
+ * @type {Me | null}
+ */
 let me = null;
 
+/** @typedef {(arg: string | undefined, query: URLSearchParams, me: Me) => Node | Promise<Node>} Route */
+
+/** @type {Record<string, Route>} */
 const ADMIN_ROUTES = {
   clients: (arg, query, me) => (arg ? clientDetailPage(decodeURIComponent(arg), query, me) : clientsPage(query)),
   dashboards: (arg, query) => (arg ? dashboardPage(decodeURIComponent(arg), query) : dashboardsPage(query)),
@@ -51,6 +69,7 @@ const ADMIN_ROUTES = {
 };
 
 /** A member's pages (their own tabs in member.js): the granted clients and their dashboards, read-only, and their API keys. */
+/** @type {Record<string, Route>} */
 const MEMBER_ROUTES = {
   home: (arg, query, me) => memberHomePage(me),
   clients: (arg, query, me) => (arg ? memberClientPage(decodeURIComponent(arg)) : memberHomePage(me)),
@@ -59,6 +78,7 @@ const MEMBER_ROUTES = {
 };
 
 /** Pages that belong under another navigation entry (a run is a pipeline's). */
+/** @type {Record<string, string>} */
 const NAV_OF = { runs: 'pipelines', objects: 'manifests' };
 
 function parseHash() {
@@ -68,9 +88,11 @@ function parseHash() {
   return { page: page || '', arg, query: new URLSearchParams(qs ?? '') };
 }
 
+/** @returns {Promise<Me | null>} */
 async function loadMe() {
   const s = getSession();
   if (!s) return null;
+  /** @type {import('./types.js').Answer<Me>} */
   const r = await call('GET', `/v1/settings/session/${encodeURIComponent(s.userId)}`);
   return r.body;
 }
@@ -78,9 +100,9 @@ async function loadMe() {
 function chrome() {
   const signedIn = Boolean(me);
   who.hidden = !signedIn;
-  nav.hidden = !(signedIn && me.settings);
-  document.getElementById('menu-toggle').hidden = nav.hidden;
-  if (signedIn) document.getElementById('who-name').textContent = `${me.username} (${me.role})`;
+  nav.hidden = !(me && me.settings);
+  frame('menu-toggle').hidden = nav.hidden;
+  if (me) frame('who-name').textContent = `${me.username} (${me.role})`;
   const { page } = parseHash();
   for (const a of nav.querySelectorAll('a')) {
     if (a.dataset.nav === (NAV_OF[page] ?? page)) a.setAttribute('aria-current', 'page');
@@ -90,6 +112,7 @@ function chrome() {
 
 /** Where a signed-out visitor wanted to go: they land there after the login. */
 const NEXT_KEY = 'bi-controller.next';
+/** @type {string | null} */
 let signedOutBecause = null;
 
 function rememberTarget() {
@@ -97,6 +120,7 @@ function rememberTarget() {
   if (target && !target.startsWith('#/login')) sessionStorage.setItem(NEXT_KEY, target);
 }
 
+/** @param {string} fallback */
 function takeTarget(fallback) {
   const target = sessionStorage.getItem(NEXT_KEY);
   sessionStorage.removeItem(NEXT_KEY);
@@ -142,7 +166,7 @@ async function route() {
       signedOutBecause = null;
       setSession(session);
       me = await loadMe();
-      location.hash = takeTarget(me.settings ? '#/clients' : '#/home');
+      location.hash = takeTarget(me?.settings ? '#/clients' : '#/home');
     })));
     return;
   }
@@ -168,7 +192,10 @@ async function route() {
   show(view);
 }
 
-/** Puts a view on screen and moves focus to its heading (or its autofocus field). */
+/**
+ * Puts a view on screen and moves focus to its heading (or its autofocus field).
+ * @param {Node} view
+ */
 function show(view) {
   render(main, view);
   focusPage();
@@ -198,7 +225,7 @@ whenSessionChanges((session, why) => {
   else void loadMe().then((m) => { me = m; chrome(); }).catch(() => void route());
 });
 
-document.getElementById('logout').addEventListener('click', async () => {
+frame('logout').addEventListener('click', async () => {
   try {
     await call('POST', '/v1/auth/logout', { body: {}, expect: [200, 204, 401, 403] });
   } finally {
@@ -212,7 +239,8 @@ document.getElementById('logout').addEventListener('click', async () => {
 });
 
 // The navigation on a narrow screen: a menu button (aria-expanded) shows it; Escape or a choice closes it.
-const menu = document.getElementById('menu-toggle');
+const menu = frame('menu-toggle');
+/** @param {boolean} returnFocus */
 function closeMenu(returnFocus) {
   if (menu.getAttribute('aria-expanded') !== 'true') return;
   menu.setAttribute('aria-expanded', 'false');

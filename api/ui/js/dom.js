@@ -1,42 +1,72 @@
 // Tiny DOM helpers: elements are built, never parsed from strings, so user data cannot inject markup.
 import { errorText } from './api.js';
 
-/** h('button', {type: 'button', onclick}, 'Save') → an element. `null`/`false` children are skipped. */
+/** @typedef {import('./types.js').Child} Child */
+/** @typedef {import('./types.js').Attrs} Attrs */
+/** A form control `field()` and `setFieldError()` take. @typedef {HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement} Control */
+
+/**
+ * h('button', {type: 'button', onclick}, 'Save') → an element. `null`/`false` children are skipped.
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @param {Attrs | null} [attrs]
+ * @param {...Child} children
+ * @returns {HTMLElementTagNameMap[K]}
+ */
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
+  /** `value` is set on the controls that have one (input, select, textarea, button, option…). */
+  const control = /** @type {HTMLElement & {value: unknown}} */ (el);
   for (const [k, v] of Object.entries(attrs ?? {})) {
     if (v === undefined || v === null || v === false) continue;
-    if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
-    else if (k === 'class') el.className = v;
+    if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), /** @type {EventListener} */ (v));
+    else if (k === 'class') el.className = String(v);
     else if (k === 'dataset') Object.assign(el.dataset, v);
-    else if (k === 'value') el.value = v;
-    else if (k === 'checked') el.checked = Boolean(v);
+    else if (k === 'value') control.value = v;
+    else if (k === 'checked') /** @type {HTMLInputElement} */ (el).checked = Boolean(v);
     else el.setAttribute(k, v === true ? '' : String(v));
   }
   append(el, children);
   return el;
 }
 
+/**
+ * @param {Element} el
+ * @param {Child[]} children
+ */
 function append(el, children) {
-  for (const c of children.flat(Infinity)) {
+  for (const c of children) {
     if (c === null || c === undefined || c === false) continue;
-    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    if (Array.isArray(c)) append(el, c);
+    else el.append(c instanceof Node ? c : document.createTextNode(String(c)));
   }
 }
 
-/** Replaces the children of `el`. */
+/**
+ * Replaces the children of `el`.
+ * @template {Element} E
+ * @param {E} el
+ * @param {...Child} children
+ * @returns {E}
+ */
 export function render(el, ...children) {
   el.replaceChildren();
   append(el, children);
   return el;
 }
 
+/** @param {string} text */
 export function announce(text) {
   const live = document.getElementById('announce');
   if (live) live.textContent = text;
 }
 
-/** A labelled form field: label + control (+ hint) + its error slot, wired with for/id and aria-describedby. */
+/**
+ * A labelled form field: label + control (+ hint) + its error slot, wired with for/id and aria-describedby.
+ * @param {Child} label
+ * @param {Control} control
+ * @param {Child} [hint]
+ */
 export function field(label, control, hint) {
   const id = control.id || `f-${control.name || 'x'}-${Math.random().toString(36).slice(2, 7)}`;
   control.id = id;
@@ -47,7 +77,10 @@ export function field(label, control, hint) {
   return h('div', { class: 'field' }, h('label', { for: id }, label), hintEl, control, errorEl);
 }
 
-/** aria-describedby of a field's control: its hint and, while it shows one, its error. */
+/**
+ * aria-describedby of a field's control: its hint and, while it shows one, its error.
+ * @param {HTMLElement} control
+ */
 function describe(control) {
   const id = control.id;
   const parts = [];
@@ -57,9 +90,14 @@ function describe(control) {
   else control.removeAttribute('aria-describedby');
 }
 
-/** Shows `message` at the field of `control` (aria-invalid + aria-describedby), or clears it. */
+/**
+ * Shows `message` at the field of `control` (aria-invalid + aria-describedby), or clears it.
+ * @param {HTMLElement} control
+ * @param {string | null} message
+ */
 export function setFieldError(control, message) {
   const box = control.closest('.field') ?? control.parentElement;
+  /** @type {HTMLElement | null | undefined} */
   const errorEl = box?.querySelector(`#${CSS.escape(control.id)}-error`);
   if (message) {
     control.setAttribute('aria-invalid', 'true');
@@ -81,6 +119,8 @@ export function setFieldError(control, message) {
  * The problems of a form: each shown at its field, and a summary (role=alert) whose links move
  * focus to the field. `problems` = [{control, message}] (control null: a problem of the form).
  * Returns the summary (to render and focus) or null when there is none.
+ * @param {Iterable<HTMLElement>} controls
+ * @param {{control: HTMLElement | null, message: string}[]} problems
  */
 export function showProblems(controls, problems) {
   for (const c of controls) setFieldError(c, problems.find((p) => p.control === c)?.message ?? null);
@@ -88,26 +128,39 @@ export function showProblems(controls, problems) {
   const summary = h('div', { class: 'notice bad error-summary', role: 'alert', tabindex: '-1', dataset: { problems: String(problems.length) } },
     h('h3', {}, problems.length === 1 ? 'There is a problem' : `There are ${problems.length} problems`),
     h('ul', {}, problems.map((p) => h('li', {}, p.control
-      ? h('a', { href: `#${p.control.id}`, onclick: (e) => { e.preventDefault(); p.control.focus(); } }, p.message)
+      ? h('a', { href: `#${p.control.id}`, onclick: (e) => { e.preventDefault(); p.control?.focus(); } }, p.message)
       : p.message))));
   return summary;
 }
 
+/**
+ * @param {string} kind `ok`, `bad`, `warn`, `info`…: `bad` is an alert, the others a status
+ * @param {...Child} children
+ */
 export function notice(kind, ...children) {
   return h('div', { class: `notice ${kind}`, role: kind === 'bad' ? 'alert' : 'status' }, ...children);
 }
 
+/** @param {string} text */
 export function badge(text) {
   return h('span', { class: `badge ${text}` }, text);
 }
 
+/** @param {string | number | null | undefined} iso */
 export function fmtDate(iso) {
   if (!iso) return '—';
   const d = new Date(iso);
   return Number.isNaN(d.getTime()) ? String(iso) : d.toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, ' UTC');
 }
 
+/**
+ * @template {unknown[]} A
+ * @param {(...args: A) => void} fn
+ * @param {number} ms
+ * @returns {(...args: A) => void}
+ */
 export function debounce(fn, ms) {
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
   let t;
   return (...args) => {
     clearTimeout(t);
@@ -115,7 +168,11 @@ export function debounce(fn, ms) {
   };
 }
 
-/** Offers `data` as a JSON file download. */
+/**
+ * Offers `data` as a JSON file download.
+ * @param {string} filename
+ * @param {unknown} data
+ */
 export function download(filename, data) {
   const blob = new Blob([JSON.stringify(data, null, 2) + '\n'], { type: 'application/json' });
   const url = URL.createObjectURL(blob);
@@ -131,6 +188,7 @@ export function download(filename, data) {
  * tab after the heading. `show()` calls it for every new page; a region that draws its content later
  * (async view, loadInto) calls it with `ifUnfocused` when its first content arrives, so the heading
  * it brings gets the focus the page could only give to <main> while it was loading.
+ * @param {{ifUnfocused?: boolean}} [options]
  */
 export function focusPage({ ifUnfocused = false } = {}) {
   const main = document.getElementById('main');
@@ -139,17 +197,26 @@ export function focusPage({ ifUnfocused = false } = {}) {
   if (ifUnfocused && active && active !== main && active !== document.body) return;
   const heading = main.querySelector('h1');
   document.title = `${heading ? heading.textContent + ' · ' : ''}bi-controller`;
-  const target = main.querySelector('[autofocus]') ?? heading ?? main;
+  const target = /** @type {HTMLElement} */ (main.querySelector('[autofocus]') ?? heading ?? main);
   if (target === heading && !heading.hasAttribute('tabindex')) heading.setAttribute('tabindex', '-1');
   target.focus({ preventScroll: true });
 }
 
-/** The state of a page being loaded (aria-busy), shown until its content or its error replaces it. */
+/**
+ * The state of a page being loaded (aria-busy), shown until its content or its error replaces it.
+ * @param {string} [what]
+ * @param {{id?: string}} [options]
+ */
 export function loadingView(what = 'Loading…', { id } = {}) {
   return h('div', { class: 'panel loading', role: 'status', 'aria-busy': 'true', id }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), ' ', what);
 }
 
-/** A failed load: the reason and a Retry button. */
+/**
+ * A failed load: the reason and a Retry button.
+ * @param {string} title
+ * @param {Child} message
+ * @param {(() => void) | null} [retry]
+ */
 export function errorView(title, message, retry) {
   const again = h('button', { type: 'button', id: 'retry', onclick: retry }, 'Retry');
   return h('section', { class: 'panel', id: 'page-error', 'aria-labelledby': 'page-error-h' },
@@ -167,6 +234,8 @@ let dialogSeq = 0;
  * once that exact text is typed (like GitHub's deletes). With `action()`, it runs on confirm while
  * the dialog stays open: its error is shown in the dialog, which stays open for another try.
  * Resolves true when confirmed (and the action ran), false when cancelled.
+ * @param {{title: string, text?: string, body?: Child, confirmLabel: string, cancelLabel?: string, danger?: boolean, typed?: string, action?: () => Promise<unknown>, id?: string}} options
+ * @returns {Promise<boolean>}
  */
 export function confirmDialog({ title, text, body, confirmLabel, cancelLabel = 'Cancel', danger = true, typed, action, id }) {
   const opener = document.activeElement;
@@ -188,6 +257,7 @@ export function confirmDialog({ title, text, body, confirmLabel, cancelLabel = '
       error,
       h('div', { class: 'actions dialog-actions' }, cancel, ok));
     let done = false;
+    /** @param {boolean} answer */
     const close = (answer) => {
       if (done) return;
       done = true;

@@ -7,7 +7,9 @@ import { getSession } from './api.js';
  */
 export function subscribe(onEvent) {
   const controller = new AbortController();
-  let settle;
+  /** @type {(accepted: boolean) => void} */
+  let settle = () => {};
+  /** @type {Promise<boolean>} */
   const ready = new Promise((resolve) => (settle = resolve));
   (async () => {
     try {

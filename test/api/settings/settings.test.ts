@@ -347,7 +347,8 @@ describe('UI pages', () => {
 
   it('serves nothing outside the UI folder', async () => {
     t = await appWith();
-    for (const url of ['/ui/../package.json', '/ui/%2e%2e/package.json', '/ui/js/../../routes/ui.ts', '/ui/nope.js']) {
+    // The console's type-check files (api/ui/tsconfig.json, js/types.d.ts) are not served either.
+    for (const url of ['/ui/../package.json', '/ui/%2e%2e/package.json', '/ui/js/../../routes/ui.ts', '/ui/nope.js', '/ui/tsconfig.json', '/ui/js/types.d.ts']) {
       const res = await t.app.inject({ url });
       expect(res.statusCode, url).toBe(404);
       expect(res.json().success).toBe(false);

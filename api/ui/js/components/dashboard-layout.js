@@ -4,6 +4,23 @@ import { h } from '../dom.js';
 import { autoLayout, DEFAULT_AGGREGATION, GRID_COLUMNS, KPI_CODE, resolveChartType } from '../dashboard-rules.js';
 import { chartIcon, chartTypeName } from './chart-icon.js';
 
+/**
+ * A chart as drawn: a stored one (ApiStoredChart, placed by the applier: its grid is complete) or
+ * the wizard's preview of one (placed by the same rules).
+ * @typedef {Pick<import('../types.js').ApiStoredChart, 'chartId' | 'title' | 'type' | 'drillDownChartId'> & {
+ *   measures: {field: string, aggregation?: string}[], dimensions: {field: string}[],
+ *   grid: {x: number, y: number, width: number, height: number}}} LayoutChart
+ */
+/** @typedef {{name: string, charts: LayoutChart[]}} LayoutSection */
+/**
+ * @typedef {object} LayoutOptions
+ * @property {string} [section] the section to show first
+ * @property {string} [chart] the chart to show first (a drill-down link's target)
+ * @property {(section: LayoutSection, chart: LayoutChart | undefined) => void} [onDrill]
+ * @property {(section: LayoutSection, chart: LayoutChart | undefined) => string} [href]
+ * @property {string} [idPrefix]
+ */
+
 let seq = 0;
 
 const fieldText = (m) => (m.aggregation && m.aggregation !== 'as-is' ? `${m.aggregation}(${m.field})` : m.field);
@@ -14,6 +31,8 @@ const fieldText = (m) => (m.aggregation && m.aggregation !== 'as-is' ? `${m.aggr
  * `section` / `chart`: what to show first (a drill-down link's target). `onDrill(section, chart)`:
  * called when a drill-down link is followed; without it the links only move within the drawing.
  * `href(section, chart)`: the address of a drill-down target (links are plain buttons without it).
+ * @param {{name?: string, sections?: LayoutSection[]}} dashboard
+ * @param {LayoutOptions} [options]
  */
 export function dashboardLayout(dashboard, { section, chart, onDrill, href, idPrefix } = {}) {
   const prefix = idPrefix ?? `dl${++seq}`;
@@ -23,10 +42,11 @@ export function dashboardLayout(dashboard, { section, chart, onDrill, href, idPr
     root.append(h('p', { class: 'empty' }, 'This dashboard has no sections.'));
     return root;
   }
+  /** @type {Map<string, number>} */
   const where = new Map(); // chartId → section index
   sections.forEach((s, i) => (s.charts ?? []).forEach((c) => where.set(c.chartId, i)));
   let current = Math.max(0, sections.findIndex((s) => s.name === section));
-  if (chart && where.has(chart) && section === undefined) current = where.get(chart);
+  if (chart && where.has(chart) && section === undefined) current = where.get(chart) ?? current;
 
   const tabs = sections.map((s, i) =>
     h('button', {
@@ -40,6 +60,10 @@ export function dashboardLayout(dashboard, { section, chart, onDrill, href, idPr
   });
   const tablist = h('div', { role: 'tablist', 'aria-label': `Sections of ${dashboard.name ?? 'the dashboard'}`, class: 'dash-tabs' }, tabs);
 
+  /**
+   * @param {number} i
+   * @param {{focus?: boolean}} [options]
+   */
   function select(i, { focus = false } = {}) {
     current = i;
     tabs.forEach((t, j) => {
@@ -50,10 +74,12 @@ export function dashboardLayout(dashboard, { section, chart, onDrill, href, idPr
     if (focus) tabs[i].focus();
   }
 
+  /** @param {string} targetChartId */
   function drill(targetChartId) {
     const i = where.get(targetChartId);
     if (i === undefined) return;
     select(i);
+    /** @type {HTMLElement | null} */
     const tile = panels[i].querySelector(`[data-chart-id="${CSS.escape(targetChartId)}"]`);
     root.querySelectorAll('.tile.highlight').forEach((t) => t.classList.remove('highlight'));
     if (tile) {
@@ -64,13 +90,14 @@ export function dashboardLayout(dashboard, { section, chart, onDrill, href, idPr
   }
   // Links carry a real address when the page can serve one; following one stays in the drawing.
   root.addEventListener('click', (e) => {
-    const a = e.target.closest?.('[data-drill]');
-    if (!a || !root.contains(a)) return;
+    const a = e.target instanceof Element ? e.target.closest('[data-drill]') : null;
+    if (!(a instanceof HTMLElement) || !root.contains(a)) return;
     e.preventDefault();
-    drill(a.dataset.drill);
+    drill(a.dataset.drill ?? '');
   });
 
   tablist.addEventListener('keydown', (e) => {
+    /** @type {Record<string, number>} */
     const keys = { ArrowRight: current + 1, ArrowLeft: current - 1, Home: 0, End: tabs.length - 1 };
     if (!(e.key in keys)) return;
     e.preventDefault();
@@ -83,7 +110,9 @@ export function dashboardLayout(dashboard, { section, chart, onDrill, href, idPr
   // Drill-down anchors get their addresses once the sections are known.
   if (href) {
     for (const a of root.querySelectorAll('a[data-drill]')) {
-      const i = where.get(a.dataset.drill);
+      if (!(a instanceof HTMLAnchorElement)) continue;
+      const i = where.get(a.dataset.drill ?? '');
+      if (i === undefined) continue;
       a.href = href(sections[i], sections[i].charts.find((c) => c.chartId === a.dataset.drill));
     }
   }
@@ -91,8 +120,13 @@ export function dashboardLayout(dashboard, { section, chart, onDrill, href, idPr
   return root;
 }
 
-/** One section's grid: every chart placed at its stored grid; rows as tall as the grid's units. */
-function sectionGrid(section, sections, { prefix, where }) {
+/**
+ * One section's grid: every chart placed at its stored grid; rows as tall as the grid's units.
+ * @param {LayoutSection} section
+ * @param {LayoutSection[]} _sections
+ * @param {{prefix: string, where: Map<string, number>, drill: (chartId: string) => void}} context
+ */
+function sectionGrid(section, _sections, { prefix }) {
   const charts = [...(section.charts ?? [])];
   // Reading order (top to bottom, left to right) is the order on a narrow screen and for a screen reader.
   charts.sort((a, b) => a.grid.y - b.grid.y || a.grid.x - b.grid.x);
@@ -103,10 +137,14 @@ function sectionGrid(section, sections, { prefix, where }) {
     return grid;
   }
   const byId = new Map(charts.map((c) => [c.chartId, c]));
-  for (const c of charts) grid.append(tile(c, { prefix, byId, drilledFrom: charts.filter((o) => o.drillDownChartId === c.chartId), sections, where }));
+  for (const c of charts) grid.append(tile(c, { prefix, byId, drilledFrom: charts.filter((o) => o.drillDownChartId === c.chartId) }));
   return grid;
 }
 
+/**
+ * @param {LayoutChart} c
+ * @param {{prefix: string, byId: Map<string, LayoutChart>, drilledFrom: LayoutChart[]}} context
+ */
 function tile(c, { prefix, byId, drilledFrom }) {
   const kpi = c.type === KPI_CODE || c.type === 'CH00018';
   const g = c.grid;

@@ -4,6 +4,7 @@ import { h } from '../dom.js';
 /**
  * columns: [{label, class?, hideLabel?}]; rows: [{cells: [node|string], attrs?}].
  * Every cell carries its column's label (data-label) for the narrow layout.
+ * @param {{caption: string, columns: {label: string, class?: string, hideLabel?: boolean}[], rows: {cells: import('../types.js').Child[], attrs?: import('../types.js').Attrs}[], id?: string}} table
  */
 export function dataTable({ caption, columns, rows, id }) {
   return h('div', { class: 'table-card' },

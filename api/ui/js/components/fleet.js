@@ -25,9 +25,12 @@ export function refreshInPlace(region, next) {
  * A region loaded like `asyncView` (loading state, content or error with Retry), then read again
  * every `ms` while it is on the page and patched in place (`refreshInPlace`). `region.refresh()`
  * reads it again at once, the same way.
+ * @template T
+ * @param {{load: () => Promise<T>, draw: (data: T, reload?: () => Promise<void>) => import('../types.js').Child, label: string, id: string, ms: number}} options
+ * @returns {HTMLElement & {reload: () => Promise<void>, refresh: () => Promise<void>}}
  */
 export function polledView({ load, draw, label, id, ms }) {
-  const region = asyncView({ load, draw, label, id });
+  const region = /** @type {HTMLElement & {reload: () => Promise<void>, refresh: () => Promise<void>}} */ (asyncView({ load, draw, label, id }));
   region.refresh = async () => refreshInPlace(region, h('div', {}, draw(await load())));
   pollWhileShown(region, ms, async () => {
     if (region.getAttribute('aria-busy') !== 'true' && !region.querySelector('.load-error')) await region.refresh();

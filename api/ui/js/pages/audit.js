@@ -66,7 +66,7 @@ export function auditPage(query) {
       const [page, userNames] = await Promise.all([fetchPage(qs, null, limit), names]);
       if (mine !== seq) return;
       render(results, entriesView(page, qs, limit, userNames));
-      if (focus) results.querySelector('#audit-count')?.focus();
+      if (focus) /** @type {HTMLElement | null} */ (results.querySelector('#audit-count'))?.focus();
     } catch (err) {
       if (mine !== seq) return;
       render(results, errorNotice(err, 'The audit log could not be read.'));
@@ -143,7 +143,7 @@ function entriesView(page, qs, limit, names) {
   const setCount = (more) => (count.textContent = `${shown} entr${shown === 1 ? 'y' : 'ies'} shown, newest first${more ? '' : ' (the whole log for these filters)'}${filtered ? ', filtered' : ''}.`);
   setCount(page.nextCursor !== null);
   const table = dataTable({ caption: 'Audit entries, newest first', id: 'audit-table', columns: COLUMNS, rows: rowsOf(page.entries, names) });
-  const tbody = table.querySelector('tbody');
+  const tbody = /** @type {HTMLTableSectionElement} */ (table.querySelector('tbody'));
   const moreStatus = h('div', { 'aria-live': 'polite', class: 'small' });
   let cursor = page.nextCursor;
   const older = h('button', { type: 'button', class: 'secondary', id: 'audit-older' }, 'Older entries');

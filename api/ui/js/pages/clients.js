@@ -54,7 +54,7 @@ export function clientsPage(query) {
       const r = await call('GET', `${userPath('/v1/bi/admin/clients/')}?${qs}`);
       if (mine !== seq) return;
       render(results, table(r.body, state, dir(), load, sortBy));
-      if (focusSort) results.querySelector(`th[data-sort="${focusSort}"] button`)?.focus();
+      if (focusSort) /** @type {HTMLElement | null} */ (results.querySelector(`th[data-sort="${focusSort}"] button`))?.focus();
     } catch (err) {
       if (mine !== seq) return;
       render(results, notice('bad', errorText(err)), h('button', { type: 'button', class: 'secondary', id: 'registry-retry', onclick: () => void load() }, 'Retry'));

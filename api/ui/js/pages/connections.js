@@ -124,9 +124,14 @@ export function usersList(u) {
 }
 
 /** Delete with a confirmation; refused while in use (409): the users listed, nothing removed. */
+/**
+ * @param {{connectionId: string, name?: string, credential?: string}} c
+ * @param {{flash: HTMLElement, reload: () => unknown, after?: () => unknown}} context
+ */
 export async function deleteConnection(c, { flash, reload, after }) {
   const label = c.name || c.connectionId;
-  let refused = null;
+  /** The 409's body, set by the dialog's action. @type {{body: import('../types.js').ApiConnectionInUse | null}} */
+  const refusal = { body: null };
   const yes = await confirmDialog({
     title: `Delete connection ${label}?`,
     text: `Its manifest is removed and the connection ${c.connectionId} with it${c.credential === 'secret' ? ', and its stored password' : ''}. Anything still using it must be changed first: the server refuses otherwise.`,
@@ -134,15 +139,16 @@ export async function deleteConnection(c, { flash, reload, after }) {
     id: 'delete-connection-dialog',
     action: async () => {
       const r = await call('DELETE', userPath(`/v1/bi/admin/connections/${encodeURIComponent(c.connectionId)}/`), { expect: [200, 409] });
-      if (r.status === 409) refused = r.body;
+      if (r.status === 409) refusal.body = r.body;
     },
   });
   if (!yes) return;
+  const refused = refusal.body;
   if (refused) {
     render(flash, h('div', { class: 'notice warn refusal', role: 'alert', id: 'delete-refused', tabindex: '-1' },
       h('strong', {}, `Not deleted: ${label} is in use. `), refused.usedBy ? 'Change or remove these first:' : refused.error,
       refused.usedBy ? usersList(refused.usedBy) : null));
-    flash.querySelector('#delete-refused')?.focus();
+    /** @type {HTMLElement | null} */ (flash.querySelector('#delete-refused'))?.focus();
     return;
   }
   render(flash, notice('ok', `Connection ${label} deleted.`));

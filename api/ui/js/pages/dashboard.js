@@ -46,8 +46,8 @@ export function dashboardPage(facadeId, query) {
       onDrill: (s, c) => history.replaceState(null, '', dashboardHref(d.facadeId, s.name, c?.chartId)),
     });
     layout.addEventListener('click', (e) => {
-      const tab = e.target.closest?.('[role=tab]');
-      if (tab) history.replaceState(null, '', dashboardHref(d.facadeId, tab.dataset.section));
+      const tab = e.target instanceof Element ? e.target.closest('[role=tab]') : null;
+      if (tab instanceof HTMLElement) history.replaceState(null, '', dashboardHref(d.facadeId, tab.dataset.section));
     });
     return h('div', {},
       h('header', { class: 'page-head' },

@@ -136,7 +136,7 @@ export function importPage() {
       if (!candidate || typeof candidate !== 'object' || Array.isArray(candidate)) throw new Error('not an onboarding package (expected a JSON object)');
       pkg = candidate;
     } catch (err) {
-      return render(summary, notice('bad', `${f.name} cannot be read: ${err.message}`));
+      return render(summary, notice('bad', `${f.name} cannot be read: ${errorText(err)}`));
     }
     asId.value = String(pkg.clientId ?? '').toUpperCase();
     asName.value = String(pkg.clientName ?? '');

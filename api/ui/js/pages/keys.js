@@ -35,7 +35,7 @@ export function keysPage(me) {
       const clients = (r.body.data ?? []).filter((c) => c.status !== 'DELETED');
       if (!member) return render(tenants, clients.map((c) => h('option', { value: c.clientId }, c.clientName)));
       const names = new Map(clients.map((c) => [c.clientId, c.clientName]));
-      for (const o of tenant.querySelectorAll('option[value]:not([value=""])')) if (names.get(o.value)) o.textContent = `${names.get(o.value)} (${o.value})`;
+      for (const o of /** @type {NodeListOf<HTMLOptionElement>} */ (tenant.querySelectorAll('option[value]:not([value=""])'))) if (names.get(o.value)) o.textContent = `${names.get(o.value)} (${o.value})`;
     })
     .catch(() => {});
 
@@ -54,6 +54,7 @@ export function keysPage(me) {
   label.addEventListener('input', () => label.value.trim() && setFieldError(label, null));
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
+    /** @type {[HTMLInputElement | HTMLSelectElement, string | false][]} */
     const problems = [[label, !label.value.trim() && 'Label is required.'], [tenant, member && !tenant.value && 'Client is required: choose one of your granted clients.']];
     for (const [el, message] of problems) setFieldError(el, message || null);
     const first = problems.find(([, m]) => m);
@@ -155,7 +156,7 @@ function keyTable(keys, reload) {
               await call('DELETE', userPath('/v1/api-keys/', `/${encodeURIComponent(k.keyId)}`));
               await reload();
               // Focus stays with the row acted on (now revoked).
-              document.querySelector(`#key-list tr[data-key="${CSS.escape(k.keyId)}"]`)?.focus();
+              /** @type {HTMLElement | null} */ (document.querySelector(`#key-list tr[data-key="${CSS.escape(k.keyId)}"]`))?.focus();
             } catch (err) {
               render(actions, notice('bad', errorText(err)));
               revoke.disabled = false;

@@ -1,4 +1,4 @@
-import { ApiError, call } from '../api.js';
+import { ApiError, call, errorText } from '../api.js';
 import { field, h, notice } from '../dom.js';
 
 export function loginPage(onSignedIn) {
@@ -21,7 +21,7 @@ export function loginPage(onSignedIn) {
       password.value = '';
       await onSignedIn({ userId: r.body.userId, csrfToken: r.body.csrfToken });
     } catch (err) {
-      const msg = err instanceof ApiError && err.status === 401 ? 'Wrong username or password.' : err.message;
+      const msg = err instanceof ApiError && err.status === 401 ? 'Wrong username or password.' : errorText(err);
       status.replaceChildren(notice('bad', msg));
       password.focus();
     } finally {

@@ -158,7 +158,7 @@ function live({ run: first, pipeline }) {
 /** The step choices of a filter: every step of the run (`value` picks the stored field: its ID for rejects, its name for logs). */
 function stepSelect(id, label, run, value) {
   const select = h('select', { id, name: id }, h('option', { value: '' }, 'All steps'), run.steps.map((s) => h('option', { value: value(s) }, s.name)));
-  return field(label, select);
+  return { node: field(label, select), select };
 }
 
 /** A download link of a run's rows (`what` rejects|logs) with the current filters; the CSRF token rides in the query (a link sends no header). */
@@ -186,7 +186,7 @@ function rejectsPanel(currentRun) {
   const next = h('button', { type: 'button', class: 'secondary', id: 'rejects-next' }, 'Next');
   const info = h('span', { id: 'rejects-info' });
   const pager = h('nav', { class: 'pager', 'aria-label': 'Rejected rows pages' }, prev, info, next);
-  const filters = () => ({ step: step.querySelector('select').value, reason: reason.value.trim() });
+  const filters = () => ({ step: step.select.value, reason: reason.value.trim() });
   const load = async () => {
     try {
       const r = currentRun();
@@ -212,11 +212,11 @@ function rejectsPanel(currentRun) {
   prev.addEventListener('click', () => { offset = Math.max(0, offset - REJECTS_PAGE); void load(); });
   next.addEventListener('click', () => { offset += REJECTS_PAGE; void load(); });
   const refilter = debounce(() => { offset = 0; void load(); }, 250);
-  step.querySelector('select').addEventListener('change', refilter);
+  step.select.addEventListener('change', refilter);
   reason.addEventListener('input', refilter);
   const node = h('div', { id: 'rejects' },
     h('form', { class: 'panel row filters', role: 'search', 'aria-label': 'Filter rejected rows', onsubmit: (e) => e.preventDefault() },
-      step, h('div', { class: 'grow' }, field('Reason contains', reason)), dl.node),
+      step.node, h('div', { class: 'grow' }, field('Reason contains', reason)), dl.node),
     table, pager);
   return { node, load };
 }
@@ -228,7 +228,7 @@ function logsPanel(currentRun) {
   const step = stepSelect('logs-step', 'Step', run, (s) => s.name);
   const dl = downloads('logs', 'the log');
   const list = h('div', { id: 'logs-list' });
-  const filters = () => ({ level: level.value, step: step.querySelector('select').value });
+  const filters = () => ({ level: level.value, step: step.select.value });
   const load = async () => {
     try {
       const r = currentRun();
@@ -243,9 +243,9 @@ function logsPanel(currentRun) {
     }
   };
   level.addEventListener('change', () => void load());
-  step.querySelector('select').addEventListener('change', () => void load());
+  step.select.addEventListener('change', () => void load());
   const node = h('div', { id: 'logs' },
-    h('form', { class: 'panel row filters', role: 'search', 'aria-label': 'Filter the log', onsubmit: (e) => e.preventDefault() }, field('Level', level), step, dl.node),
+    h('form', { class: 'panel row filters', role: 'search', 'aria-label': 'Filter the log', onsubmit: (e) => e.preventDefault() }, field('Level', level), step.node, dl.node),
     list);
   return { node, load };
 }

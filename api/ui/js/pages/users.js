@@ -26,7 +26,7 @@ function clientPicker(clients, checked, legend) {
   const all = [...clients, ...checked.filter((id) => !listed.has(id)).map((id) => ({ clientId: id, clientName: '' }))];
   const boxes = all.map((c) => h('label', { class: 'check' }, h('input', { type: 'checkbox', name: 'clients', value: c.clientId, checked: checked.includes(c.clientId) }), h('span', {}, c.clientName || c.clientId, c.clientName ? h('span', { class: 'muted small mono' }, ` ${c.clientId}`) : null)));
   const set = h('fieldset', { class: 'client-picker' }, h('legend', {}, legend), all.length ? h('div', { class: 'columns' }, boxes) : h('p', { class: 'muted' }, 'No clients onboarded yet.'));
-  return { el: set, value: () => boxes.map((b) => b.querySelector('input')).filter((i) => i.checked).map((i) => i.value) };
+  return { el: set, value: () => boxes.map((b) => b.querySelector('input')).filter((i) => i !== null && i.checked).map((i) => /** @type {HTMLInputElement} */ (i).value) };
 }
 
 /** Users: who may sign in, their role, granted clients and last login; create, change access, reset a password, disable, delete; every user's API keys. */
@@ -74,7 +74,9 @@ function createForm(clients, reload) {
     result);
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
-    const missing = [[username, 'Username'], [password, 'Password']].filter(([el]) => !el.value.trim());
+    /** @type {[HTMLInputElement, string][]} */
+    const fields = [[username, 'Username'], [password, 'Password']];
+    const missing = fields.filter(([el]) => !el.value.trim());
     for (const [el] of [[username], [password]]) el.setAttribute('aria-invalid', String(missing.some(([m]) => m === el)));
     if (missing.length) {
       render(result, notice('bad', `${missing.map(([, n]) => n).join(' and ')} ${missing.length > 1 ? 'are' : 'is'} required.`));
@@ -110,7 +112,7 @@ function stalePrompt(err, u, state, reload, editor) {
     state.reopen = editor ? { userId: u.userId, editor } : null;
     await reload();
     const row = document.querySelector(`#user-table tr[data-user="${CSS.escape(u.username)}"]`);
-    (row?.querySelector('.editor:not([hidden]) select, .editor:not([hidden]) input') ?? row?.querySelector('button'))?.focus();
+    /** @type {HTMLElement | null | undefined} */ (row?.querySelector('.editor:not([hidden]) select, .editor:not([hidden]) input') ?? row?.querySelector('button'))?.focus();
   });
   return h('div', { class: 'notice warn', role: 'alert', dataset: { conflict: 'true' } },
     h('strong', {}, 'Not saved: someone else changed this user. '), errorText(err), ' ',
@@ -150,7 +152,7 @@ function table(state, me, reload) {
           edit.setAttribute('aria-expanded', String(opening && which === 'access'));
           reset.setAttribute('aria-expanded', String(opening && which === 'password'));
           if (opening) render(editor, which === 'access' ? accessEditor(u, state, self, reload, () => openEditor('access')) : passwordForm(u, state, reload, () => openEditor('password')));
-          editor.querySelector('select, input')?.focus();
+          /** @type {HTMLElement | null} */ (editor.querySelector('select, input'))?.focus();
         };
         edit.addEventListener('click', () => openEditor('access'));
         reset.addEventListener('click', () => openEditor('password'));

@@ -47,6 +47,7 @@ export function settleChart(ctx) {
   s.dimension = cols.includes(s.dimensionChoice) ? s.dimensionChoice : '';
 }
 
+/** @returns {import('../../types.js').ApiConnectionRequest} */
 export function connectionBody(s) {
   return {
     vendor: s.vendor,
