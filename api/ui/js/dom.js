@@ -218,7 +218,7 @@ export function loadingView(what = 'Loading…', { id } = {}) {
  * @param {(() => void) | null} [retry]
  */
 export function errorView(title, message, retry) {
-  const again = h('button', { type: 'button', id: 'retry', onclick: retry }, 'Retry');
+  const again = h('button', { type: 'button', id: 'retry', onclick: retry ?? null }, 'Retry');
   return h('section', { class: 'panel', id: 'page-error', 'aria-labelledby': 'page-error-h' },
     h('h1', { id: 'page-error-h', tabindex: '-1' }, title),
     h('div', { class: 'notice bad', role: 'alert' }, message),

@@ -12,7 +12,7 @@ export type Answer<T> = { status: number; body: T };
 export type Child = Node | string | number | boolean | null | undefined | readonly Child[];
 
 /** The attributes `h()` takes: `on<event>` listeners, `class`, `dataset`, `value`, `checked`, any other attribute. */
-export type Attrs = Record<string, unknown>;
+export type Attrs = { [K in keyof GlobalEventHandlersEventMap as `on${K}`]?: ((e: GlobalEventHandlersEventMap[K]) => unknown) | null } & Record<string, unknown>;
 
 /** A problem of a refused request as the console shows it: its field path and the whole sentence. */
 export type ProblemText = { path: string; text: string };

@@ -121,7 +121,7 @@ function connectionCard(conn, { canAct }) {
   const result = h('div', { id: 'connection-test', 'aria-live': 'polite' }, testResult(conn.lastTest));
   const again = canAct
     ? h('button', { type: 'button', class: 'secondary', id: 'test-again', onclick: async (e) => {
-        const button = e.currentTarget;
+        const button = /** @type {HTMLButtonElement} */ (e.currentTarget);
         button.disabled = true;
         result.replaceChildren(h('div', { class: 'loading small', role: 'status' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), 'Connecting…'));
         try {

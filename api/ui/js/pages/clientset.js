@@ -60,7 +60,7 @@ export function rolloutText(r) {
 function rolloutPanel(set, { flash, refresh }) {
   const held = set.rollout.paused || Boolean(set.rollout.reason);
   const approve = held
-    ? h('button', { type: 'button', id: 'clientset-approve', dataset: { digest: set.digest ?? '' }, onclick: (e) => approveSet(set.name, e.currentTarget.dataset.digest, { flash, refresh }) },
+    ? h('button', { type: 'button', id: 'clientset-approve', dataset: { digest: set.digest ?? '' }, onclick: (e) => approveSet(set.name, /** @type {HTMLElement} */ (e.currentTarget).dataset.digest, { flash, refresh }) },
         `Approve${set.digest ? ` digest ${set.digest.replace(/^sha256:/, '').slice(0, 12)}` : ''}`)
     : null;
   return h('section', { class: 'panel card', 'aria-labelledby': 'cs-rollout-h', id: 'clientset-rollout' },

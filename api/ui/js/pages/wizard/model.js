@@ -22,10 +22,10 @@ export function modelStep(ctx) {
     const cols = s.columns ?? [];
     const numeric = cols.filter((c) => isNumber(c) !== false);
     const option = (c, chosen) => h('option', { value: c, selected: c === chosen }, c);
-    const measure = h('select', { name: 'measure', onchange: (e) => { s.measureChoice = s.measure = e.target.value; paintPreview(); } },
+    const measure = h('select', { name: 'measure', onchange: (e) => { s.measureChoice = s.measure = /** @type {HTMLSelectElement} */ (e.target).value; paintPreview(); } },
       s.measure ? null : h('option', { value: '', selected: true }, s.measureChoice ? `(${s.measureChoice} is not selected)` : '(choose)'),
       numeric.map((c) => option(c, s.measure)));
-    const dimension = h('select', { name: 'dimension', onchange: (e) => { s.dimensionChoice = s.dimension = e.target.value; paintPreview(); } },
+    const dimension = h('select', { name: 'dimension', onchange: (e) => { s.dimensionChoice = s.dimension = /** @type {HTMLSelectElement} */ (e.target).value; paintPreview(); } },
       s.dimension ? null : h('option', { value: '', selected: true }, s.dimensionChoice ? `(${s.dimensionChoice} is not selected)` : '(choose)'),
       cols.map((c) => option(c, s.dimension)));
     render(dashBox, s.dashboard
@@ -42,7 +42,7 @@ export function modelStep(ctx) {
         ? h('div', { class: 'columns' }, cols.map((c) => h('label', { class: 'check' },
             h('input', { type: 'checkbox', name: 'column', id: `column-${c}`, value: c, checked: s.columns.includes(c), onchange: (e) => {
               // Kept in the model's order, whatever the order of the clicks.
-              const chosen = new Set(e.target.checked ? [...s.columns, c] : s.columns.filter((x) => x !== c));
+              const chosen = new Set(/** @type {HTMLInputElement} */ (e.target).checked ? [...s.columns, c] : s.columns.filter((x) => x !== c));
               s.columns = cols.filter((x) => chosen.has(x));
               paintDash();
             } }), c, typeOf(c) ? h('span', { class: 'type' }, ` (${typeOf(c)})`) : null)))
