@@ -6,24 +6,41 @@ import { facts } from '../components/facts.js';
 import { phaseRank, revisionText } from '../components/manifest-status.js';
 import { lifecyclePanel } from '../components/lifecycle-actions.js';
 
+/** @typedef {import('../types.js').ApiClientResources} Resources */
+/** @typedef {import('../types.js').ApiClientDetail} ClientDetail */
+/** @typedef {import('../types.js').ApiStatusItem} StatusItem */
+/** @typedef {{canAct: boolean, flash: HTMLElement, reload: () => Promise<void>}} PageContext */
+
 const enc = encodeURIComponent;
 
 /**
  * A client (`#/clients/<id>`): its resources by name with links, the reconcile status of its
  * manifests, the actions Retry (re-reconcile a failed manifest now) and Export, and its lifecycle
  * (components/lifecycle-actions.js: suspend, resume, offboard, restore, purge).
+ * @param {string} rawId
+ * @param {URLSearchParams} _query
+ * @param {import('../types.js').ApiSettingsSession} me
  */
 export function clientDetailPage(rawId, _query, me) {
   const clientId = rawId.trim().toUpperCase();
   const canAct = Boolean(me?.settings);
   const flash = h('div', { id: 'client-flash' });
   const load = async () => {
+    /** @type {[import('../types.js').Answer<Resources | import('../types.js').ApiErrorBody>, import('../types.js').Answer<import('../types.js').ApiClientRead | import('../types.js').ApiErrorBody>]} */
     const [res, read] = await Promise.all([
       call('GET', userPath(`/v1/bi/admin/clients/${enc(clientId)}/resources/`), { expect: [200, 404] }),
       call('GET', userPath(`/v1/bi/admin/clients/${enc(clientId)}/`), { expect: [200, 404] }),
     ]);
-    return { res: res.status === 200 ? res.body : null, notFound: res.status === 404 ? res.body?.error : null, client: read.status === 200 ? read.body.client : null };
+    return {
+      res: res.status === 200 ? /** @type {Resources} */ (res.body) : null,
+      notFound: res.status === 404 ? /** @type {import('../types.js').ApiErrorBody | null} */ (res.body)?.error ?? null : null,
+      client: read.status === 200 ? /** @type {import('../types.js').ApiClientRead} */ (read.body).client : null,
+    };
   };
+  /**
+   * @param {{res: Resources | null, notFound: string | null, client: ClientDetail | null}} data
+   * @param {() => Promise<void>} reload
+   */
   const draw = ({ res, notFound, client }, reload) => {
     if (!res) {
       return h('div', { class: 'panel empty-state', id: 'client-missing' },
@@ -39,14 +56,19 @@ export function clientDetailPage(rawId, _query, me) {
     flash, view);
 }
 
+/**
+ * @param {Resources} r
+ * @param {ClientDetail | null} c
+ * @param {PageContext} context
+ */
 function page(r, c, { canAct, flash, reload }) {
   const own = r.manifests.find((m) => m.kind === 'Client') ?? null;
   const failing = own && (own.phase === 'Failed' || own.phase === 'Invalid');
   const title = c?.clientName ?? r.clientId;
   const actions = h('div', { class: 'page-actions' });
   if (canAct) {
-    if (failing) actions.append(h('button', { type: 'button', id: 'retry', onclick: (e) => retry(e.currentTarget, own, flash, reload) }, 'Retry now'));
-    if (r.status === 'ACTIVE') actions.append(h('button', { type: 'button', id: 'export', class: 'secondary', onclick: (e) => exportClient(e.currentTarget, r.clientId, flash) }, 'Export'));
+    if (failing) actions.append(h('button', { type: 'button', id: 'retry', onclick: (e) => retry(/** @type {HTMLButtonElement} */ (e.currentTarget), own, flash, reload) }, 'Retry now'));
+    if (r.status === 'ACTIVE') actions.append(h('button', { type: 'button', id: 'export', class: 'secondary', onclick: (e) => exportClient(/** @type {HTMLButtonElement} */ (e.currentTarget), r.clientId, flash) }, 'Export'));
   }
   return h('div', { class: 'client-body' },
     h('header', { class: 'page-head' },
@@ -67,11 +89,17 @@ function page(r, c, { canAct, flash, reload }) {
     pipelinesPanel(r.pipelines));
 }
 
+/** @param {string} phase */
 function phaseBadge(phase) {
   return h('span', { class: `badge ${phase}`, title: 'Reconcile phase of the client manifest' }, phase);
 }
 
+/**
+ * @param {ClientDetail | null} c
+ * @param {StatusItem | null} own
+ */
 function failureNotice(c, own) {
+  /** @type {(HTMLElement | null)[]} */
   const parts = [];
   if (c?.status === 'FAILED') parts.push(h('p', {}, h('strong', {}, `Onboarding failed at step “${c.failedStep ?? '?'}”: `), c.failureReason ?? ''));
   if (own && (own.phase === 'Failed' || own.phase === 'Invalid')) {
@@ -81,12 +109,21 @@ function failureNotice(c, own) {
   return parts.length ? h('div', { class: 'notice bad', role: 'alert', id: 'client-failure' }, parts) : null;
 }
 
+/**
+ * @param {Resources} r
+ * @param {ClientDetail | null} c
+ */
 function overview(r, c) {
   return h('section', { class: 'panel card', 'aria-labelledby': 'ov-h', id: 'client-overview' },
     h('h2', { id: 'ov-h' }, 'Overview'),
     facts(rowsOfOverview(r, c), { id: 'client-facts' }));
 }
 
+/**
+ * @param {Resources} r
+ * @param {ClientDetail | null} c
+ * @returns {(import('../components/facts.js').Fact | null)[]}
+ */
 function rowsOfOverview(r, c) {
   return ([
       ['Client ID', r.clientId, 'mono'],
@@ -99,6 +136,7 @@ function rowsOfOverview(r, c) {
     ]);
 }
 
+/** @param {StatusItem[]} items */
 function manifestsPanel(items) {
   const rows = [...items].sort((a, b) => phaseRank(a.phase) - phaseRank(b.phase) || a.key.localeCompare(b.key));
   return h('section', { class: 'panel card', 'aria-labelledby': 'mf-h', id: 'client-manifests' },
@@ -113,6 +151,10 @@ function manifestsPanel(items) {
     h('p', { class: 'small' }, h('a', { href: '#/manifests' }, 'All manifests')));
 }
 
+/**
+ * @param {Resources['connection']} conn
+ * @param {{canAct: boolean}} context
+ */
 function connectionCard(conn, { canAct }) {
   if (!conn) {
     return h('section', { class: 'panel card', 'aria-labelledby': 'cn-h', id: 'client-connection' },
@@ -125,6 +167,7 @@ function connectionCard(conn, { canAct }) {
         button.disabled = true;
         result.replaceChildren(h('div', { class: 'loading small', role: 'status' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), 'Connecting…'));
         try {
+          /** @type {import('../types.js').Answer<import('../types.js').ApiConnectionTested>} */
           const r = await call('POST', userPath(`/v1/bi/admin/connections/${enc(conn.connectionId)}/test/`), { body: {} });
           result.replaceChildren(testResult(r.body.connection.lastTest));
         } catch (err) {
@@ -148,6 +191,7 @@ function connectionCard(conn, { canAct }) {
     again && h('div', { class: 'actions' }, again));
 }
 
+/** @param {import('../types.js').ApiConnectionLastTest | null} t */
 function testResult(t) {
   if (!t) return h('p', { class: 'empty' }, 'Not tested from the console yet.');
   return h('div', { class: `test-result ${t.ok ? 'ok' : 'bad'}`, dataset: { ok: String(t.ok) } },
@@ -156,6 +200,7 @@ function testResult(t) {
     h('div', { class: 'small muted' }, `${fmtDate(t.at)} · ${t.durationMs} ms${t.by ? ` · by ${t.by}` : ''}`));
 }
 
+/** @param {Resources['model']} model */
 function modelCard(model) {
   return h('section', { class: 'panel card', 'aria-labelledby': 'md-h', id: 'client-model' },
     h('h2', { id: 'md-h' }, 'Model'),
@@ -169,10 +214,15 @@ function modelCard(model) {
       : h('p', { class: 'empty' }, 'No client model (the onboarding did not get that far).'));
 }
 
+/**
+ * @param {string[]} list
+ * @param {string} [cls]
+ */
 function chips(list, cls = 'chip') {
   return h('ul', { class: 'chips' }, list.map((t) => h('li', { class: cls }, t)));
 }
 
+/** @param {Resources['vdms']} vdms */
 function vdmsPanel(vdms) {
   return h('section', { class: 'panel', 'aria-labelledby': 'vd-h', id: 'client-vdms' },
     h('h2', { id: 'vd-h' }, `VDMs `, h('span', { class: 'count' }, String(vdms.length))),
@@ -185,6 +235,7 @@ function vdmsPanel(vdms) {
           v.calculations.length ? [h('div', { class: 'small muted' }, 'Calculations'), chips(v.calculations, 'chip calc')] : null))));
 }
 
+/** @param {Resources['dashboards']} dashboards */
 function dashboardsPanel(dashboards) {
   return h('section', { class: 'panel', 'aria-labelledby': 'db-h', id: 'client-dashboards' },
     h('h2', { id: 'db-h' }, 'Dashboards ', h('span', { class: 'count' }, String(dashboards.length))),
@@ -198,6 +249,7 @@ function dashboardsPanel(dashboards) {
             h('ul', { class: 'chips' }, s.charts.map((c) => h('li', { class: 'chip chart-chip', title: chartTypeName(c.type) }, chartIcon(c.type, { size: 16 }), c.title || c.chartId))))))))));
 }
 
+/** @param {Resources['pipelines']} pipelines */
 function pipelinesPanel(pipelines) {
   return h('section', { class: 'panel', 'aria-labelledby': 'pl-h', id: 'client-pipelines' },
     h('h2', { id: 'pl-h' }, 'Pipelines ', h('span', { class: 'count' }, String(pipelines.length))),
@@ -209,10 +261,17 @@ function pipelinesPanel(pipelines) {
           h('span', { class: 'badge muted' }, p.status)))));
 }
 
+/**
+ * @param {HTMLButtonElement} button
+ * @param {StatusItem} own
+ * @param {HTMLElement} flash
+ * @param {() => Promise<void>} reload
+ */
 async function retry(button, own, flash, reload) {
   button.disabled = true;
   flash.replaceChildren(notice('info', `Reconciling ${own.key}…`));
   try {
+    /** @type {import('../types.js').Answer<import('../types.js').ApiRetryResult>} */
     const r = await call('POST', '/v1/reconciler/retry', { body: { key: own.key } });
     const ok = r.body.phase === 'Synced';
     const text = ok ? `${r.body.key} is Synced.` : `${r.body.key} is still ${r.body.phase}: ${r.body.message}`;
@@ -225,6 +284,11 @@ async function retry(button, own, flash, reload) {
   }
 }
 
+/**
+ * @param {HTMLButtonElement} button
+ * @param {string} clientId
+ * @param {HTMLElement} flash
+ */
 async function exportClient(button, clientId, flash) {
   button.disabled = true;
   try {

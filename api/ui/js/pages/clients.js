@@ -3,9 +3,15 @@ import { badge, debounce, field, fmtDate, h, loadingView, notice, render } from 
 import { CLIENT_STATUSES } from '../schema-constants.js';
 
 const STATUSES = ['', ...CLIENT_STATUSES];
+/** @typedef {import('../types.js').ApiClientList} ClientList */
+/** @typedef {import('../types.js').ApiListedClient} ListedClient */
+/** @typedef {{search: string, status: string, page: number, limit: number, sort: string, order: string | null}} RegistryState */
+/** @typedef {(focusSort?: string) => Promise<void>} Load */
+
 const LIMITS = [10, 25, 100];
 /** The registry's query as last shown: coming back to Clients restores it. */
 const LAST_KEY = 'bi-controller.registry-query';
+/** @type {{key: keyof ListedClient, label: string, sort?: string, cls: string}[]} */
 const COLUMNS = [
   { key: 'clientId', label: 'Client ID', sort: 'clientId', cls: 'col-id' },
   { key: 'clientName', label: 'Name', sort: 'clientName', cls: 'col-name' },
@@ -17,17 +23,19 @@ const COLUMNS = [
 ];
 
 /** Settings → Clients: the registry with search (regular expression), status filter, sorting, counts and pagination. */
+/** @param {URLSearchParams} query */
 export function clientsPage(query) {
   if (![...query.keys()].length) {
     const last = sessionStorage.getItem(LAST_KEY);
     if (last) query = new URLSearchParams(last);
   }
+  /** @type {RegistryState} */
   const state = {
     search: query.get('search') ?? '',
     status: query.get('status') ?? '',
     page: Math.max(1, Number(query.get('page')) || 1),
     limit: LIMITS.includes(Number(query.get('limit'))) ? Number(query.get('limit')) : 25,
-    sort: COLUMNS.some((c) => c.sort && c.sort === query.get('sort')) ? query.get('sort') : 'onboardedDate',
+    sort: COLUMNS.find((c) => c.sort && c.sort === query.get('sort'))?.sort ?? 'onboardedDate',
     order: query.get('order') === 'asc' || query.get('order') === 'desc' ? query.get('order') : null,
   };
   const search = h('input', { type: 'search', name: 'search', value: state.search, placeholder: 'ID or name (regular expression)' });
@@ -38,6 +46,7 @@ export function clientsPage(query) {
   const dir = () => state.order ?? (state.sort === 'onboardedDate' ? 'desc' : 'asc');
 
   let seq = 0;
+  /** @type {Load} */
   const load = async (focusSort) => {
     const mine = ++seq;
     const qs = new URLSearchParams({ page: String(state.page), limit: String(state.limit) });
@@ -51,6 +60,7 @@ export function clientsPage(query) {
     sessionStorage.setItem(LAST_KEY, qs.toString());
     results.setAttribute('aria-busy', 'true');
     try {
+      /** @type {import('../types.js').Answer<ClientList>} */
       const r = await call('GET', `${userPath('/v1/bi/admin/clients/')}?${qs}`);
       if (mine !== seq) return;
       render(results, table(r.body, state, dir(), load, sortBy));
@@ -64,12 +74,15 @@ export function clientsPage(query) {
     void loadCounts(mine);
   };
   // "12 active · 1 failed": one cheap count per status (the trigger-kept counts without a search).
+  /** @param {number} mine */
   const loadCounts = async (mine) => {
     try {
       const totals = await Promise.all(CLIENT_STATUSES.map(async (st) => {
         const qs = new URLSearchParams({ status: st, limit: '1' });
         if (state.search) qs.set('search', state.search);
-        return [st, (await call('GET', `${userPath('/v1/bi/admin/clients/')}?${qs}`)).body.pagination.total];
+        /** @type {import('../types.js').Answer<ClientList>} */
+        const r = await call('GET', `${userPath('/v1/bi/admin/clients/')}?${qs}`);
+        return /** @type {const} */ ([st, r.body.pagination.total]);
       }));
       if (mine !== seq) return;
       render(counts, totals.map(([st, n], i) => [i ? h('span', { 'aria-hidden': 'true' }, '·') : null, h('span', { dataset: { status: st } }, `${n} ${st.toLowerCase()}`)]));
@@ -77,6 +90,7 @@ export function clientsPage(query) {
       if (mine === seq) render(counts);
     }
   };
+  /** @param {string} key */
   const sortBy = (key) => {
     if (state.sort === key) state.order = dir() === 'asc' ? 'desc' : 'asc';
     else {
@@ -118,13 +132,25 @@ export function clientsPage(query) {
     results);
 }
 
+/**
+ * @param {ClientList} body
+ * @param {RegistryState} state
+ * @param {string} dir
+ * @param {Load} load
+ * @param {(key: string) => void} sortBy
+ */
 function table(body, state, dir, load, sortBy) {
   const rows = body.data ?? [];
   const p = body.pagination ?? { page: state.page, limit: state.limit, total: rows.length, totalPages: 1 };
   if (rows.length === 0) {
     return h('div', { class: 'panel' }, h('p', {}, p.total > 0 ? 'No clients on this page.' : 'No clients match.'), pager(p, state, load));
   }
+  /** @param {string} id */
   const open = (id) => `#/clients/${encodeURIComponent(id)}`;
+  /**
+   * @param {ListedClient} c
+   * @param {(typeof COLUMNS)[number]} col
+   */
   const cell = (c, col) => {
     if (col.key === 'clientId') return h('a', { href: open(c.clientId) }, c.clientId);
     if (col.key === 'status') return badge(c.status);
@@ -139,7 +165,7 @@ function table(body, state, dir, load, sortBy) {
         h('thead', {}, h('tr', {}, COLUMNS.map((c) => {
           const sorted = c.sort && state.sort === c.sort;
           return h('th', { scope: 'col', class: c.cls, 'aria-sort': c.sort ? (sorted ? (dir === 'asc' ? 'ascending' : 'descending') : 'none') : null, dataset: c.sort ? { sort: c.sort } : {} },
-            c.sort ? h('button', { type: 'button', class: 'sort', onclick: () => sortBy(c.sort) }, c.label) : c.label);
+            c.sort ? h('button', { type: 'button', class: 'sort', onclick: () => sortBy(c.sort ?? '') }, c.label) : c.label);
         }))),
         h('tbody', {}, rows.map((c) => h('tr', {
           class: 'clickable',
@@ -154,7 +180,13 @@ function table(body, state, dir, load, sortBy) {
     pager(p, state, load));
 }
 
+/**
+ * @param {ClientList['pagination']} p
+ * @param {RegistryState} state
+ * @param {Load} load
+ */
 function pager(p, state, load) {
+  /** @param {number} page */
   const go = (page) => () => {
     state.page = page;
     void load();
