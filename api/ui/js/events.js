@@ -5,6 +5,7 @@ import { getSession } from './api.js';
  * a stream reader: EventSource cannot send the CTN header. `ready` resolves once the server has
  * accepted the subscription (true) or refused it (false), so callers subscribe before they write.
  */
+/** @param {(event: Record<string, unknown>) => void} onEvent */
 export function subscribe(onEvent) {
   const controller = new AbortController();
   /** @type {(accepted: boolean) => void} */

@@ -8,27 +8,44 @@ const SVG = 'http://www.w3.org/2000/svg';
 const NAMES = Object.entries(CHART_TYPES).reduce((m, [name, code]) => (m.has(code) ? m : m.set(code, name)), new Map());
 
 /** A friendly name for a CH code or a friendly name (unknown types as they are). */
+/** @param {string | null | undefined} type */
 export function chartTypeName(type) {
-  return NAMES.get(type) ?? (Object.hasOwn(CHART_TYPES, type) ? type : String(type ?? ''));
+  return NAMES.get(type) ?? (type && Object.hasOwn(CHART_TYPES, type) ? type : String(type ?? ''));
 }
 
+/**
+ * @param {string} tag
+ * @param {Record<string, string | number>} attrs
+ */
 function el(tag, attrs) {
   const e = document.createElementNS(SVG, tag);
   for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
   return e;
 }
 
+/** @type {(x: number, y: number, w: number, hgt: number, cls?: string) => SVGElement} */
 const rect = (x, y, w, hgt, cls = 'ci-a') => el('rect', { x, y, width: w, height: hgt, rx: 1, class: cls });
+/** @type {(d: string, cls?: string) => SVGElement} */
 const path = (d, cls = 'ci-l') => el('path', { d, class: cls });
+/** @type {(cx: number, cy: number, r: number, cls?: string) => SVGElement} */
 const circle = (cx, cy, r, cls = 'ci-a') => el('circle', { cx, cy, r, class: cls });
 
 /** Arc path of a ring segment (for pie, donut, gauge, sunburst). */
+/**
+ * @param {number} cx
+ * @param {number} cy
+ * @param {number} r
+ * @param {number} from
+ * @param {number} to
+ */
 function arc(cx, cy, r, from, to) {
+  /** @param {number} a */
   const p = (a) => [cx + r * Math.cos(a), cy + r * Math.sin(a)].map((n) => n.toFixed(2)).join(' ');
   return `M ${p(from)} A ${r} ${r} 0 ${to - from > Math.PI ? 1 : 0} 1 ${p(to)}`;
 }
 
 /** Shapes of a 24×24 drawing per family of chart types. */
+/** @type {Record<string, () => SVGElement[]>} */
 const FAMILIES = {
   kpi: () => [rect(2, 5, 20, 14, 'ci-b'), path('M6 15 L6 9 M9 15 V11 M12 15 V8', 'ci-l ci-thick'), path('M15 13 l2 -3 l2 2', 'ci-l ci-thick')],
   hbar: () => [rect(3, 4, 16, 3.5), rect(3, 10, 11, 3.5), rect(3, 16, 7, 3.5, 'ci-b')],
@@ -52,6 +69,7 @@ const FAMILIES = {
   unknown: () => [rect(3, 3, 18, 18, 'ci-b'), path('M9 9 a3 3 0 1 1 3 3 v2 M12 17 v.5', 'ci-l ci-thick')],
 };
 
+/** @type {Record<string, string>} */
 const FAMILY_OF = {
   CH00001: 'avatar', CH00002: 'hbar', CH00003: 'column', CH00005: 'donut', CH00006: 'combo', CH00007: 'gauge',
   CH00011: 'hbar', CH00013: 'area', CH00014: 'line', CH00015: 'map', CH00016: 'donut', CH00018: 'kpi',
@@ -62,6 +80,8 @@ const FAMILY_OF = {
 /**
  * The icon of a chart type (CH code or friendly name), decorative (`aria-hidden`): the type's
  * name is always written next to it.
+ * @param {string} type
+ * @param {{size?: number}} [options]
  */
 export function chartIcon(type, { size = 24 } = {}) {
   const code = CHART_TYPES[type] ?? type;

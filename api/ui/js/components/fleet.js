@@ -11,6 +11,8 @@ import { pollWhileShown } from './poll.js';
  * children are replaced. Otherwise the tree is patched around the focused element: it and its
  * ancestors stay the same nodes (their attributes and texts updated), every other node is replaced,
  * so a poll never moves focus nor resets a control being used.
+ * @param {HTMLElement} region
+ * @param {HTMLElement} next
  */
 export function refreshInPlace(region, next) {
   const active = document.activeElement;
@@ -39,16 +41,38 @@ export function polledView({ load, draw, label, id, ms }) {
   return region;
 }
 
+/**
+ * @param {Node} a
+ * @param {Node} b
+ */
 function sameSlot(a, b) {
-  return a.nodeType === 1 && b.nodeType === 1 && a.tagName === b.tagName && (a.dataset.key ?? '') === (b.dataset.key ?? '') && (a.id ?? '') === (b.id ?? '');
+  return a.nodeType === 1 && b.nodeType === 1 && sameElementSlot(/** @type {HTMLElement} */ (a), /** @type {HTMLElement} */ (b));
 }
 
+/**
+ * @param {HTMLElement} a
+ * @param {HTMLElement} b
+ */
+function sameElementSlot(a, b) {
+  return a.tagName === b.tagName && (a.dataset.key ?? '') === (b.dataset.key ?? '') && (a.id ?? '') === (b.id ?? '');
+}
+
+/**
+ * @param {Element} a
+ * @param {Element} b
+ * @param {Element} active
+ */
 function morph(a, b, active) {
   for (const { name } of [...a.attributes]) if (!b.hasAttribute(name)) a.removeAttribute(name);
   for (const { name, value } of [...b.attributes]) if (a.getAttribute(name) !== value) a.setAttribute(name, value);
   morphChildren(a, b, active);
 }
 
+/**
+ * @param {Element} a
+ * @param {Element} b
+ * @param {Element} active
+ */
 function morphChildren(a, b, active) {
   const old = [...a.childNodes];
   const fresh = [...b.childNodes];
@@ -60,7 +84,7 @@ function morphChildren(a, b, active) {
       if (n) o.replaceWith(n);
       else o.remove();
     }
-    else if (n && sameSlot(o, n)) morph(o, n, active);
+    else if (n && sameSlot(o, n)) morph(/** @type {Element} */ (o), /** @type {Element} */ (n), active);
     // The focused element has no counterpart any more: it stays until the next refresh without focus.
   }
 }
@@ -68,6 +92,8 @@ function morphChildren(a, b, active) {
 /**
  * The problems of a refused request, by field path: the structured `problems: [{path, message}]`
  * of a 400 when the server sends them, else the paths read from its text. Null when there are none.
+ * @param {unknown} err
+ * @returns {{path: string, message: string}[] | null}
  */
 export function problemsOf(err) {
   if (!(err instanceof ApiError) || err.status !== 400) return null;
@@ -77,7 +103,11 @@ export function problemsOf(err) {
   return parsed.length ? parsed : null;
 }
 
-/** An error as a notice (role=alert): the problems by path when the server named them, else its text. */
+/**
+ * An error as a notice (role=alert): the problems by path when the server named them, else its text.
+ * @param {unknown} err
+ * @param {string} [lead]
+ */
 export function errorNotice(err, lead) {
   const problems = problemsOf(err);
   if (!problems) return notice('bad', lead ? h('strong', {}, `${lead} `) : null, errorText(err));
@@ -87,8 +117,10 @@ export function errorNotice(err, lead) {
 }
 
 /** A symbol per kind of state: the word is always shown beside it; the symbol is a second cue. */
+/** @type {Record<string, string>} */
 const SYMBOL = { ok: '✓', bad: '✕', wait: '…', live: '●', muted: '○', warn: '!' };
 
+/** @type {Record<string, string>} */
 const KIND = {
   Synced: 'ok', ACTIVE: 'ok', up: 'ok', ok: 'ok', delivered: 'ok', unchanged: 'muted',
   Failed: 'bad', Invalid: 'bad', FAILED: 'bad', lost: 'bad', failed: 'bad', refused: 'warn', invalid: 'bad',
@@ -98,12 +130,17 @@ const KIND = {
 };
 
 /** A pill with a symbol and the state's word (`data-state` keeps the word for tests and styles). */
+/**
+ * @param {string} state
+ * @param {string} [label]
+ */
 export function stateBadge(state, label) {
   const kind = KIND[state] ?? 'muted';
   return h('span', { class: `badge state ${kind}`, dataset: { state } }, h('span', { class: 'sym', 'aria-hidden': 'true' }, SYMBOL[kind]), ' ', label ?? state);
 }
 
 /** A digest shortened for reading; the full value in its title. */
+/** @param {string | null | undefined} d */
 export function shortDigest(d) {
   if (!d) return h('span', { class: 'muted' }, '—');
   return h('code', { class: 'digest', title: d }, d.replace(/^sha256:/, '').slice(0, 12));

@@ -3,12 +3,20 @@ import { h } from '../dom.js';
 import { dataTable } from './data-table.js';
 
 /** A value as the diff shows it: JSON, or "(absent)" for a side that does not have the field. */
+/**
+ * @param {unknown} v
+ * @param {boolean} present
+ */
 export function diffValue(v, present) {
   if (!present) return h('span', { class: 'muted' }, '(absent)');
   return h('code', { class: 'wrap' }, JSON.stringify(v));
 }
 
-/** `changes` = [{path, from?, to?}] (applied → desired). */
+/**
+ * `changes` = [{path, from?, to?}] (applied → desired).
+ * @param {import('../types.js').ApiFieldChange[]} changes
+ * @param {{id?: string, caption?: string}} [options]
+ */
 export function manifestDiff(changes, { id = 'object-diff', caption = 'Fields that differ: applied → desired' } = {}) {
   return dataTable({
     caption,
@@ -22,6 +30,10 @@ export function manifestDiff(changes, { id = 'object-diff', caption = 'Fields th
 }
 
 /** A manifest as indented JSON text (what the reconciler holds; credentials already redacted by the server). */
+/**
+ * @param {unknown} m
+ * @param {string} id
+ */
 export function manifestText(m, id) {
   return h('pre', { class: 'manifest-text', id, tabindex: '0', 'aria-label': 'Manifest' }, JSON.stringify(m, null, 2));
 }

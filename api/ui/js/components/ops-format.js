@@ -2,6 +2,7 @@
 import { fmtDate, h } from '../dom.js';
 
 /** 850 ms · 12.3 s · 4 min 05 s · 2 h 03 min; '—' when unknown. */
+/** @param {number | null | undefined} ms */
 export function fmtDuration(ms) {
   if (ms === null || ms === undefined || Number.isNaN(ms)) return '—';
   if (ms < 1000) return `${Math.round(ms)} ms`;
@@ -13,6 +14,10 @@ export function fmtDuration(ms) {
 }
 
 /** "3 min ago" / "in 12 min", relative to now. */
+/**
+ * @param {string | null | undefined} iso
+ * @param {number} [now]
+ */
 export function fromNow(iso, now = Date.now()) {
   if (!iso) return '—';
   const t = new Date(iso).getTime();
@@ -25,14 +30,17 @@ export function fromNow(iso, now = Date.now()) {
 }
 
 /** A time shown relative, with the exact UTC time as its title and machine-readable datetime. */
+/** @param {string | null | undefined} iso */
 export function when(iso) {
   if (!iso) return h('span', { class: 'muted' }, '—');
   return h('time', { datetime: iso, title: fmtDate(iso) }, fromNow(iso));
 }
 
+/** @param {unknown} n */
 export const count = (n) => (typeof n === 'number' ? n.toLocaleString('en-US') : '—');
 
 /** A schedule in words: "Hourly from 10:15", "Daily at 06:00", "Cron 0 6 * * *", "Manual". */
+/** @param {{frequency?: string, startTime?: string, startDate?: string, cronExpression?: string} | null | undefined} s */
 export function scheduleText(s) {
   if (!s) return 'Manual (no schedule)';
   const at = s.startTime ? ` at ${s.startTime}` : '';
@@ -51,12 +59,17 @@ export function scheduleText(s) {
 }
 
 /** The few settings that say what a step does: table, mode, rule counts… at most `max` items. */
+/**
+ * @param {Record<string, unknown> | null | undefined} config
+ * @param {number} [max]
+ */
 export function stepSettings(config, max = 4) {
+  /** @type {string[]} */
   const items = [];
   for (const [k, v] of Object.entries(config ?? {})) {
     if (v === null || v === undefined || v === '') continue;
     if (Array.isArray(v)) {
-      const names = v.map((x) => (x && typeof x === 'object' ? (x.field && x.rule ? `${x.field}: ${x.rule}` : x.source && x.target ? `${x.source} → ${x.target}` : null) : String(x))).filter(Boolean);
+      const names = v.map((/** @type {{field?: string, rule?: string, source?: string, target?: string} | string | number | null} */ x) => (x && typeof x === 'object' ? (x.field && x.rule ? `${x.field}: ${x.rule}` : x.source && x.target ? `${x.source} → ${x.target}` : null) : String(x))).filter(Boolean);
       items.push(`${k}: ${names.length ? names.slice(0, 3).join(', ') + (names.length > 3 ? ` +${names.length - 3}` : '') : v.length}`);
     } else if (typeof v === 'object') {
       items.push(`${k}: ${Object.keys(v).length} setting${Object.keys(v).length === 1 ? '' : 's'}`);
