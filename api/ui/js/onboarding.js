@@ -2,7 +2,27 @@ import { ApiError, call, userPath } from './api.js';
 import { fmtDate, h } from './dom.js';
 import { subscribe } from './events.js';
 
+/** @typedef {import('./types.js').ErrorAnswer} ErrorAnswer */
+/** @typedef {import('./progress.js').Progress} Progress */
+/**
+ * What an onboarding run ended with: the answer's status and body (an OnboardResult, an
+ * OnboardFailed, a refusal's ErrorBody, or `{error}` when there was no usable answer).
+ * @typedef {object} Outcome
+ * @property {boolean} live the event stream was followed
+ * @property {string} [connectionId] the connection written first
+ * @property {string} [secretRef]
+ * @property {number} status
+ * @property {{client?: import('./types.js').ApiOnboardedClient, status?: string, error?: string} | null} body
+ * @property {boolean} [refused] a 409: refused before any write
+ * @property {string | null} [failedAt] the failing step
+ * @property {string} [error] no usable answer
+ */
+
 /** The steps docs/contract/api.md §1 names, matched to the reconciler's step names. */
+/**
+ * @param {{withConnection: boolean, withDashboards: boolean}} options
+ * @returns {import('./progress.js').StepSpec[]}
+ */
 export function clientSteps({ withConnection, withDashboards }) {
   return [
     withConnection && { id: 'connection-manifest', group: 'Connection', label: 'Write the connection manifest', match: /write manifest/i },
@@ -13,10 +33,14 @@ export function clientSteps({ withConnection, withDashboards }) {
     { id: 'vdm', group: 'Client', label: 'Create and publish VDM(s)', match: /vdm/i },
     { id: 'dashboard', group: 'Client', label: 'Deploy dashboard(s) with experiments and facades', match: /dashboard|facade|experiment/i, skip: !withDashboards },
     { id: 'register', group: 'Client', label: 'Register client as ACTIVE', match: /regist|client|registry/i },
-  ].filter(Boolean);
+  ].filter((s) => s !== false);
 }
 
 /** The reason of an error text without its leading `<step>: `, when the step is known (never guessed from the text). */
+/**
+ * @param {string | null | undefined} error
+ * @param {string | null} step
+ */
 function reasonOf(error, step) {
   const text = error ?? 'unknown error';
   return step && text.startsWith(`${step}: `) ? text.slice(step.length + 2) : text;
@@ -29,30 +53,38 @@ function reasonOf(error, step) {
  * writes a step's event to the stream as the step starts, the answer after the last one). The
  * answer only fills in the result. Resolves with what happened; a network error or a 5xx
  * resolves too (`error`), with the running step failed, so the page never spins forever.
+ * @param {{connection: Record<string, unknown> | null | undefined, pkg: Record<string, unknown>, progress: Progress}} run
+ * @returns {Promise<Outcome>}
  */
 export async function runOnboarding({ connection, pkg, progress }) {
   const clientId = String(pkg.clientId ?? '').trim().toUpperCase();
+  /** @type {string | null} */
   let phaseFor = null; // which group's events we are listening to
+  /** @type {string | null} */
   let failedStep = null; // the reason of the Client's Failed phase event: the failing step
-  let connectionSynced;
+  /** @type {(value?: unknown) => void} */
+  let connectionSynced = () => {};
   const connectionEvent = new Promise((resolve) => (connectionSynced = resolve));
   const events = subscribe((e) => {
     if (!e || typeof e !== 'object') return;
     const group = e.kind === 'Connection' && phaseFor === 'Connection' ? 'Connection' : e.kind === 'Client' && String(e.name).toUpperCase() === clientId ? 'Client' : null;
     if (!group) return;
-    if (e.type === 'step' && e.step) progress.started(e.step, group);
+    if (e.type === 'step' && typeof e.step === 'string') progress.started(e.step, group);
     else if (e.type === 'phase' && e.phase === 'Synced') {
       progress.completeGroup(group);
       if (group === 'Connection') connectionSynced();
     }
-    else if (e.type === 'phase' && e.phase === 'Failed' && group === 'Client') failedStep = e.reason ?? null;
+    else if (e.type === 'phase' && e.phase === 'Failed' && group === 'Client') failedStep = typeof e.reason === 'string' ? e.reason : null;
   });
+  /** @type {boolean} */
   const live = await Promise.race([events.ready, new Promise((r) => setTimeout(() => r(false), 3000))]);
+  /** @type {Outcome} */
   const result = { live, connectionId: undefined, secretRef: undefined, status: 0, body: null };
   try {
     if (connection) {
       phaseFor = 'Connection';
       progress.set('connection', 'running');
+      /** @type {import('./types.js').Answer<import('./types.js').ApiConnectionWritten & ErrorAnswer>} */
       const r = await call('POST', userPath('/v1/bi/admin/connections/'), { body: connection, expect: [200, 201, 400, 409, 422] });
       if (r.status >= 400) {
         progress.fail('Connection', 'connection', r.body?.error ?? `HTTP ${r.status}`);
@@ -67,6 +99,7 @@ export async function runOnboarding({ connection, pkg, progress }) {
       pkg = { ...pkg, connectionId: r.body.connectionId };
     }
     phaseFor = 'Client';
+    /** @type {import('./types.js').Answer<Outcome['body']>} */
     const r = await call('POST', userPath('/v1/sdk/client/onboard/'), { body: pkg, expect: [200, 201, 400, 409, 422] });
     result.status = r.status;
     result.body = r.body;
@@ -93,7 +126,11 @@ export async function runOnboarding({ connection, pkg, progress }) {
   }
 }
 
-/** The client's onboarding audit (failed step and reason as the store recorded them), or null. */
+/**
+ * The client's onboarding audit (failed step and reason as the store recorded them), or null.
+ * @param {string} clientId
+ * @returns {Promise<import('./types.js').ApiClientAudit['audit']>}
+ */
 async function auditOf(clientId) {
   try {
     return (await call('GET', userPath(`/v1/bi/admin/clients/${encodeURIComponent(clientId)}/audit/`))).body.audit ?? null;
@@ -103,6 +140,10 @@ async function auditOf(clientId) {
 }
 
 /** The result panel: new IDs, or the failing step, its reason and the FAILED audit entry. */
+/**
+ * @param {Outcome} outcome
+ * @param {string} clientId
+ */
 export async function resultPanel(outcome, clientId) {
   const c = outcome.body?.client;
   if (outcome.status === 200) {
@@ -112,6 +153,7 @@ export async function resultPanel(outcome, clientId) {
       h('div', { class: 'actions' }, h('a', { class: 'button secondary', href: `#/clients/${encodeURIComponent(c?.clientId ?? clientId)}` }, `Open ${c?.clientId ?? clientId}`)));
   }
   if (outcome.status === 201) {
+    /** @type {[string, string | null | undefined][]} */
     const ids = [
       ['Client ID', c?.clientId],
       ['Status', c?.status],

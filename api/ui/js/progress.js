@@ -1,5 +1,15 @@
 import { announce, h, render } from './dom.js';
 
+/**
+ * A step of the checklist as given: `match` finds the reconciler step names it stands for.
+ * @typedef {{id: string, group: string, label: string, match?: RegExp, skip?: boolean}} StepSpec
+ */
+/**
+ * A row of the checklist: the step, its state, its detail and its element once drawn.
+ * @typedef {StepSpec & {state: string, detail?: string, seen?: string, li: HTMLLIElement | null}} Row
+ */
+
+/** @type {Record<string, string>} */
 const MARKS = { pending: '○', running: '…', done: '✓', failed: '✗', skipped: '–', refused: '⊘' };
 
 /**
@@ -7,12 +17,15 @@ const MARKS = { pending: '○', running: '…', done: '✓', failed: '✗', skip
  * a step event means "this step started", so the rows before it are done.
  */
 export class Progress {
+  /** @param {StepSpec[]} steps */
   constructor(steps) {
+    /** @type {Row[]} */
     this.rows = steps.map((s) => ({ ...s, state: s.skip ? 'skipped' : 'pending', li: null }));
     this.el = h('ul', { class: 'progress', 'aria-label': 'Progress', 'aria-live': 'polite' });
     for (const r of this.rows) this.#draw(r);
   }
 
+  /** @param {Row} row */
   #draw(row) {
     const li = row.li ?? h('li');
     li.dataset.step = row.id;
@@ -32,6 +45,12 @@ export class Progress {
     }
   }
 
+  /**
+   * @param {string} id
+   * @param {string} state
+   * @param {string} [detail]
+   * @param {string} [seen]
+   */
   set(id, state, detail, seen) {
     const row = this.rows.find((r) => r.id === id);
     if (!row || row.state === 'skipped') return;
@@ -43,19 +62,30 @@ export class Progress {
   }
 
   /** The row a reconciler step name belongs to; unknown names get a row of their own. */
+  /**
+   * @param {string} stepName
+   * @param {string} group
+   * @returns {Row}
+   */
   rowFor(stepName, group) {
     const candidates = this.rows.filter((r) => r.group === group);
     const found = candidates.find((r) => r.match && r.match.test(stepName));
     if (found) return found;
+    /** @type {Row} */
     const extra = { id: `${group}:${stepName}`, group, label: stepName, state: 'pending', li: null };
     const last = candidates[candidates.length - 1];
     this.rows.splice(last ? this.rows.indexOf(last) + 1 : this.rows.length, 0, extra);
     this.#draw(extra);
-    if (last && last.li) last.li.after(extra.li);
+    if (last && last.li && extra.li) last.li.after(extra.li);
     return extra;
   }
 
   /** A step event from the reconciler (`seen = 'event'`) or inferred from a response. */
+  /**
+   * @param {string} stepName
+   * @param {string} group
+   * @param {string} [seen]
+   */
   started(stepName, group, seen = 'event') {
     const row = this.rowFor(stepName, group);
     for (const r of this.rows) {
@@ -66,6 +96,7 @@ export class Progress {
   }
 
   /** The run stopped without an answer (network error, 5xx): running rows failed with `reason`, the rest not done. */
+  /** @param {string} reason */
   abort(reason) {
     let failed = false;
     for (const r of this.rows) {
@@ -82,6 +113,10 @@ export class Progress {
   }
 
   /** Nothing was done (the client already exists): every row not run. */
+  /**
+   * @param {string} group
+   * @param {string} [detail]
+   */
   skipAll(group, detail) {
     for (const r of this.rows) if (r.group === group && r.state !== 'skipped') this.set(r.id, 'skipped', r === this.rows.find((x) => x.group === group) ? detail : undefined);
   }
@@ -90,6 +125,10 @@ export class Progress {
    * The server refused the write before any of it was done (409): no step ran, so none failed;
    * every row of `group` is marked not run, the first with the reason.
    */
+  /**
+   * @param {string} group
+   * @param {string} reason
+   */
   refuse(group, reason) {
     const rows = this.rows.filter((r) => r.group === group && r.state !== 'skipped');
     rows.forEach((r, i) => this.set(r.id, 'refused', i === 0 ? `refused before any write: ${reason}` : 'not run'));
@@ -97,15 +136,25 @@ export class Progress {
   }
 
   /** Every remaining row of `group` is done. */
+  /**
+   * @param {string} group
+   * @param {string} [detail]
+   */
   completeGroup(group, detail) {
     for (const r of this.rows) if (r.group === group && r.state !== 'skipped' && r.state !== 'failed') this.set(r.id, 'done', r.id === this.lastOf(group)?.id ? detail : undefined);
   }
 
+  /** @param {string} group */
   lastOf(group) {
     return [...this.rows].reverse().find((r) => r.group === group && r.state !== 'skipped');
   }
 
   /** The failing step: its row failed with the reason, the rows done before it rolled back. */
+  /**
+   * @param {string} group
+   * @param {string | null} stepName
+   * @param {string} reason
+   */
   fail(group, stepName, reason) {
     const row = stepName ? this.rowFor(stepName, group) : this.rows.find((r) => r.group === group && r.state === 'running') ?? this.lastOf(group);
     for (const r of this.rows) {
