@@ -6,22 +6,31 @@ import { count, fmtDuration, when } from '../components/ops-format.js';
 import { pollWhileShown } from '../components/poll.js';
 import { ACTIVE_RUN, statusBadge } from '../components/status-badge.js';
 
+/** @typedef {import('../types.js').ApiPipelineRun} PipelineRun */
+/** @typedef {import('../types.js').ApiRunStepProgress} RunStep */
+/** @typedef {import('../types.js').Answer<import('../types.js').ApiPipelineRunAnswer>} RunAnswer */
+
 const REJECTS_PAGE = 10;
 const POLL_MS = 1000;
+/**
+ * @param {string} runId
+ * @param {string} [tail]
+ */
 const runPath = (runId, tail = '') => userPath(`/v1/sdk/pipeline-runs/${encodeURIComponent(runId)}${tail}/`);
 
 /**
  * A run: totals, the step table with counts and timings (updated every second while the run is
  * queued or running), its rejected rows (paged), its log, and Cancel while it is active.
+ * @param {string} runId
  */
 export function runPage(runId) {
   const box = h('div', { id: 'run' });
   loadInto(box, async () => {
-    const [run, pipeline] = await call('GET', runPath(runId)).then(async (r) => [
-      r.body.run,
-      await call('GET', userPath(`/v1/sdk/pipelines/${encodeURIComponent(r.body.run.pipelineId)}/`), { expect: [200, 404] }).then((p) => (p.status === 200 ? p.body.data : null)),
-    ]);
-    return { run, pipeline };
+    /** @type {RunAnswer} */
+    const r = await call('GET', runPath(runId));
+    /** @type {import('../types.js').Answer<import('../types.js').ApiPipelineRead>} */
+    const p = await call('GET', userPath(`/v1/sdk/pipelines/${encodeURIComponent(r.body.run.pipelineId)}/`), { expect: [200, 404] });
+    return { run: r.body.run, pipeline: p.status === 200 ? p.body.data : null };
   }, (data) => live(data), { what: 'the run' });
   return h('section', { 'aria-labelledby': 'run-h' },
     h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb', id: 'run-crumbs' }, h('a', { href: '#/pipelines' }, 'Pipelines'), ' / ', h('span', { class: 'mono' }, runId)),
@@ -29,7 +38,10 @@ export function runPage(runId) {
     box);
 }
 
-/** Totals while running come from the steps (the run's own totals are written when it ends). */
+/**
+ * Totals while running come from the steps (the run's own totals are written when it ends).
+ * @param {PipelineRun} run
+ */
 function totals(run) {
   if (!ACTIVE_RUN.includes(run.status)) return { read: run.rowsRead, written: run.rowsWritten, rejected: run.rowsRejected };
   const source = run.steps.find((s) => s.type === 'source');
@@ -37,6 +49,7 @@ function totals(run) {
   return { read: source?.rowsOut ?? 0, written: load?.rowsOut ?? 0, rejected: run.steps.reduce((n, s) => n + s.rowsRejected, 0) };
 }
 
+/** @param {{run: PipelineRun, pipeline: import('../types.js').ApiPipelineView | null}} data */
 function live({ run: first, pipeline }) {
   let run = first;
   const crumbs = document.getElementById('run-crumbs');
@@ -52,6 +65,7 @@ function live({ run: first, pipeline }) {
   const actionStatus = h('div', { 'aria-live': 'polite', id: 'run-action-status' });
   const liveNote = h('p', { class: 'live-note', id: 'live-note', 'aria-live': 'off' });
   let lastStatus = run.status;
+  /** @type {string | null} */
   let shownActions = null;
 
   const cancel = h('button', { type: 'button', class: 'danger', id: 'cancel-run' }, 'Cancel run');
@@ -66,7 +80,9 @@ function live({ run: first, pipeline }) {
     if (!yes) return;
     cancel.disabled = true;
     try {
-      run = (await call('POST', runPath(run.runId, '/cancel'), { expect: [202] })).body.run;
+      /** @type {RunAnswer} */
+      const answer = await call('POST', runPath(run.runId, '/cancel'), { expect: [202] });
+      run = answer.body.run;
       render(actionStatus, notice('ok', `Cancel requested for ${run.runId}.`));
       paint();
     } catch (err) {
@@ -79,9 +95,11 @@ function live({ run: first, pipeline }) {
   retry.addEventListener('click', async () => {
     retry.disabled = true;
     try {
+      /** @type {RunAnswer} */
       const r = await call('POST', userPath(`/v1/sdk/pipelines/${encodeURIComponent(run.pipelineId)}/runs/`), { expect: [202, 409] });
       if (r.status === 409) {
-        render(actionStatus, notice('warn', h('strong', {}, 'Not started. '), r.body?.message ?? 'This pipeline already has an active run.'));
+        const refusal = /** @type {import('../types.js').ErrorAnswer | null} */ (r.body);
+        render(actionStatus, notice('warn', h('strong', {}, 'Not started. '), refusal?.message ?? 'This pipeline already has an active run.'));
         retry.disabled = false;
         return;
       }
@@ -132,7 +150,9 @@ function live({ run: first, pipeline }) {
   void loadDetails();
   pollWhileShown(steps, POLL_MS, async () => {
     if (!ACTIVE_RUN.includes(run.status)) return false;
-    run = (await call('GET', runPath(run.runId))).body.run;
+    /** @type {RunAnswer} */
+    const answer = await call('GET', runPath(run.runId));
+    run = answer.body.run;
     paint();
     if (run.status !== lastStatus) {
       announce(`Run ${run.runId} ${run.status}`);
@@ -156,18 +176,34 @@ function live({ run: first, pipeline }) {
 }
 
 /** The step choices of a filter: every step of the run (`value` picks the stored field: its ID for rejects, its name for logs). */
+/**
+ * @param {string} id
+ * @param {string} label
+ * @param {PipelineRun} run
+ * @param {(step: RunStep) => string} value
+ */
 function stepSelect(id, label, run, value) {
   const select = h('select', { id, name: id }, h('option', { value: '' }, 'All steps'), run.steps.map((s) => h('option', { value: value(s) }, s.name)));
   return { node: field(label, select), select };
 }
 
 /** A download link of a run's rows (`what` rejects|logs) with the current filters; the CSRF token rides in the query (a link sends no header). */
+/**
+ * @param {string} runId
+ * @param {'rejects' | 'logs'} what
+ * @param {'csv' | 'ndjson'} format
+ * @param {Record<string, string>} filters
+ */
 function exportHref(runId, what, format, filters) {
   const s = getSession();
   const q = new URLSearchParams({ format, ctn: s?.csrfToken ?? '', ...Object.fromEntries(Object.entries(filters).filter(([, v]) => v)) });
   return `${userPath(`/v1/sdk/pipeline-runs/${encodeURIComponent(runId)}/export/${what}/`)}?${q}`;
 }
 
+/**
+ * @param {string} what
+ * @param {string} label
+ */
 function downloads(what, label) {
   const csv = h('a', { class: 'button secondary', id: `${what}-csv`, download: '' }, 'Download CSV');
   const ndjson = h('a', { class: 'button secondary', id: `${what}-ndjson`, download: '' }, 'Download NDJSON');
@@ -175,6 +211,7 @@ function downloads(what, label) {
 }
 
 /** Rejected rows: filters (step, reason), downloads of every kept row, a table and a pager; the controls stay put across refreshes. */
+/** @param {() => PipelineRun} currentRun */
 function rejectsPanel(currentRun) {
   let offset = 0;
   const run = currentRun();
@@ -192,7 +229,9 @@ function rejectsPanel(currentRun) {
       const r = currentRun();
       const f = filters();
       const q = new URLSearchParams({ limit: String(REJECTS_PAGE), offset: String(offset), ...Object.fromEntries(Object.entries(f).filter(([, v]) => v)) });
-      const rows = (await call('GET', `${runPath(r.runId, '/rejects')}?${q}`)).body.rejects;
+      /** @type {import('../types.js').Answer<import('../types.js').ApiRunRejectList>} */
+      const answer = await call('GET', `${runPath(r.runId, '/rejects')}?${q}`);
+      const rows = answer.body.rejects;
       dl.csv.href = exportHref(r.runId, 'rejects', 'csv', f);
       dl.ndjson.href = exportHref(r.runId, 'rejects', 'ndjson', f);
       const filtered = Boolean(f.step || f.reason);
@@ -222,6 +261,7 @@ function rejectsPanel(currentRun) {
 }
 
 /** The log: filters (level, step), downloads, the lines; the controls stay put across refreshes. */
+/** @param {() => PipelineRun} currentRun */
 function logsPanel(currentRun) {
   const run = currentRun();
   const level = h('select', { id: 'logs-level', name: 'level' }, h('option', { value: '' }, 'All levels'), ['info', 'warn', 'error'].map((l) => h('option', { value: l }, l)));
@@ -234,7 +274,9 @@ function logsPanel(currentRun) {
       const r = currentRun();
       const f = filters();
       const q = new URLSearchParams(Object.fromEntries(Object.entries(f).filter(([, v]) => v)));
-      const lines = (await call('GET', `${runPath(r.runId, '/logs')}${q.size ? `?${q}` : ''}`)).body.logs;
+      /** @type {import('../types.js').Answer<import('../types.js').ApiRunLogList>} */
+      const answer = await call('GET', `${runPath(r.runId, '/logs')}${q.size ? `?${q}` : ''}`);
+      const lines = answer.body.logs;
       dl.csv.href = exportHref(r.runId, 'logs', 'csv', f);
       dl.ndjson.href = exportHref(r.runId, 'logs', 'ndjson', f);
       render(list, logView(lines, Boolean(f.level || f.step)));
@@ -250,10 +292,16 @@ function logsPanel(currentRun) {
   return { node, load };
 }
 
+/**
+ * @param {string} label
+ * @param {import('../types.js').Child} value
+ * @param {string} key
+ */
 function stat(label, value, key) {
   return h('div', { class: 'stat', dataset: { stat: key } }, h('div', { class: 'stat-label' }, label), h('div', { class: 'stat-value' }, value));
 }
 
+/** @param {RunStep[]} steps */
 function stepTable(steps) {
   if (!steps.length) return emptyState('No steps recorded', 'The run has not reported its steps yet.');
   const max = Math.max(1, ...steps.map((s) => s.rowsIn));
@@ -279,6 +327,7 @@ function stepTable(steps) {
 }
 
 /** A thin bar of a step's rows out against the most rows any step took in (decoration only). */
+/** @param {number} share */
 function meter(share) {
   const fill = h('span', { class: 'meter-fill' });
   // CSSOM, not a style attribute: the page's CSP allows no inline styles.
@@ -286,10 +335,17 @@ function meter(share) {
   return h('span', { class: 'meter', 'aria-hidden': 'true' }, fill);
 }
 
+/**
+ * @param {import('../types.js').ApiRunRejectedRow[]} rows
+ * @param {PipelineRun} run
+ * @param {number} offset
+ * @param {boolean} filtered
+ */
 function rejectsTable(rows, run, offset, filtered) {
   if (!rows.length && offset === 0) {
     return filtered ? emptyState('No rejected row matches', 'No kept row matches these filters.') : emptyState('No rejected rows', ACTIVE_RUN.includes(run.status) ? 'None so far.' : 'Every row passed its checks.');
   }
+  /** @param {string} id */
   const stepName = (id) => run.steps.find((s) => s.stepId === id)?.name ?? id;
   return dataTable({
     caption: 'Rejected rows with their reasons',
@@ -306,6 +362,10 @@ function rejectsTable(rows, run, offset, filtered) {
   });
 }
 
+/**
+ * @param {import('../types.js').ApiRunLogLine[]} lines
+ * @param {boolean} filtered
+ */
 function logView(lines, filtered) {
   if (!lines.length) return filtered ? emptyState('No log line matches', 'No line matches these filters.') : emptyState('No log lines', 'The run has not logged anything yet.');
   return h('ol', { class: 'log', 'aria-label': 'Run log' },
