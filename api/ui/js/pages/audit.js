@@ -4,7 +4,11 @@ import { emptyState } from '../components/async-view.js';
 import { dataTable } from '../components/data-table.js';
 import { errorNotice, shortDigest, stateBadge } from '../components/fleet.js';
 
+/** @typedef {import('../types.js').ApiAuditPage} AuditPage */
+/** @typedef {Map<string, string>} UserNames */
+
 const enc = encodeURIComponent;
+/** @type {readonly ('clientId' | 'actor' | 'action' | 'since' | 'until')[]} */
 const FILTERS = ['clientId', 'actor', 'action', 'since', 'until'];
 /** Entries per page (`?limit=` in the address overrides it, 1 to 1,000 as the API takes). */
 const PAGE = 50;
@@ -13,7 +17,9 @@ const ACTIONS = ['apply', 'prune', 'client.suspend', 'client.resume', 'client.of
   'user.create', 'user.update', 'grant.add', 'grant.remove', 'key.create', 'key.revoke', 'login.failed', 'login.lockout'];
 
 /** `2026-11-27T10:05` (a datetime-local input, read as UTC) ⇄ an ISO date-time in the address. */
+/** @param {string} local */
 const toIso = (local) => (local ? `${local}:00.000Z` : '');
+/** @param {string | null} iso */
 const toLocal = (iso) => {
   const d = iso ? new Date(iso) : null;
   return d && !Number.isNaN(d.getTime()) ? d.toISOString().slice(0, 16) : '';
@@ -24,6 +30,7 @@ const toLocal = (iso) => {
  * (kept in the address, so a filtered view can be shared or reloaded), paged with "Older entries",
  * and exported as NDJSON (the same filters, oldest first).
  */
+/** @param {URLSearchParams} query */
 export function auditPage(query) {
   const limit = Math.min(1000, Math.max(1, Number(query.get('limit')) || PAGE));
   const inputs = {
@@ -41,6 +48,7 @@ export function auditPage(query) {
     }
     return qs;
   };
+  /** @param {URLSearchParams} qs */
   const address = (qs) => {
     const q = new URLSearchParams(qs);
     if (limit !== PAGE) q.set('limit', String(limit));
@@ -52,11 +60,13 @@ export function auditPage(query) {
   exportButton.addEventListener('click', () => void exportNdjson(filters(), exportButton, exportStatus));
 
   // Usernames for the user actors (the IDs stay beside them); a failed read leaves the IDs alone.
+  /** @type {Promise<UserNames>} */
   const names = call('GET', userPath('/v1/bi/admin/users/'))
-    .then((r) => new Map((r.body.users ?? []).map((u) => [u.userId, u.username])))
+    .then((/** @type {import('../types.js').Answer<import('../types.js').ApiUserList>} */ r) => new Map((r.body.users ?? []).map((u) => [u.userId, u.username])))
     .catch(() => new Map());
 
   let seq = 0;
+  /** @param {{focus: boolean}} options */
   const load = async ({ focus }) => {
     const mine = ++seq;
     const qs = filters();
@@ -102,6 +112,12 @@ export function auditPage(query) {
     results);
 }
 
+/**
+ * @param {URLSearchParams} qs
+ * @param {number | null} cursor
+ * @param {number} limit
+ * @returns {Promise<AuditPage>}
+ */
 function fetchPage(qs, cursor, limit) {
   const q = new URLSearchParams(qs);
   q.set('limit', String(limit));
@@ -111,7 +127,11 @@ function fetchPage(qs, cursor, limit) {
 
 const COLUMNS = [{ label: 'Seq', class: 'num' }, { label: 'Time' }, { label: 'Actor' }, { label: 'Action' }, { label: 'Client' }, { label: 'Object' }, { label: 'Result' }];
 
-/** `names`: user ID → username, shown for a user actor beside its ID. */
+/**
+ * `names`: user ID → username, shown for a user actor beside its ID.
+ * @param {import('../types.js').ApiAuditEntry[]} entries
+ * @param {UserNames} names
+ */
 function rowsOf(entries, names) {
   return entries.map((e) => ({
     attrs: { dataset: { seq: String(e.seq), action: e.action, result: e.result } },
@@ -132,6 +152,12 @@ function rowsOf(entries, names) {
   }));
 }
 
+/**
+ * @param {AuditPage} page
+ * @param {URLSearchParams} qs
+ * @param {number} limit
+ * @param {UserNames} names
+ */
 function entriesView(page, qs, limit, names) {
   const filtered = [...qs.keys()].length > 0;
   if (!page.entries.length) {
@@ -140,6 +166,7 @@ function entriesView(page, qs, limit, names) {
   }
   let shown = page.entries.length;
   const count = h('p', { id: 'audit-count', class: 'muted count', tabindex: '-1' });
+  /** @param {boolean} more */
   const setCount = (more) => (count.textContent = `${shown} entr${shown === 1 ? 'y' : 'ies'} shown, newest first${more ? '' : ' (the whole log for these filters)'}${filtered ? ', filtered' : ''}.`);
   setCount(page.nextCursor !== null);
   const table = dataTable({ caption: 'Audit entries, newest first', id: 'audit-table', columns: COLUMNS, rows: rowsOf(page.entries, names) });
@@ -160,6 +187,7 @@ function entriesView(page, qs, limit, names) {
       moreStatus.textContent = `${next.entries.length} older entr${next.entries.length === 1 ? 'y' : 'ies'} added.`;
       if (cursor === null) {
         // The button goes: focus moves to the first entry it brought.
+        /** @type {HTMLElement} */
         const first = fresh[0]?.querySelector('td') ?? count;
         first.tabIndex = -1;
         first.focus();
@@ -176,6 +204,11 @@ function entriesView(page, qs, limit, names) {
 }
 
 /** The export: the API's NDJSON stream (same filters, oldest first) fetched with the session, saved as a file. */
+/**
+ * @param {URLSearchParams} qs
+ * @param {HTMLButtonElement} button
+ * @param {HTMLElement} status
+ */
 async function exportNdjson(qs, button, status) {
   const q = new URLSearchParams(qs);
   q.set('format', 'ndjson');
