@@ -12,19 +12,28 @@ import { modelStep } from './wizard/model.js';
 import { reviewStep } from './wizard/review.js';
 import { sourceStep } from './wizard/source.js';
 
+/** @type {((ctx: import('../types.js').WizardContext) => HTMLElement)[]} */
 const STEP_VIEWS = [detailsStep, sourceStep, modelStep, reviewStep];
 /** Counts wizard pages drawn: a page replaced by another (or started over) keeps no draft any more. */
 let pages = 0;
+/** @param {number} i */
 const stepHref = (i) => `#/new?step=${i + 1}`;
 
-/** The wizard at the step of `query` (1 to 4; never past the furthest step reached). */
+/**
+ * The wizard at the step of `query` (1 to 4; never past the furthest step reached).
+ * @param {URLSearchParams} [query]
+ */
 export async function wizardPage(query = new URLSearchParams()) {
-  const [models, session] = await Promise.all([
-    call('GET', userPath('/v1/bi/admin/core-models/')).then((r) => r.body.coreModels ?? []),
-    call('GET', userPath('/v1/settings/session/')).then((r) => r.body),
+  /** @type {[import('../types.js').Answer<import('../types.js').ApiCoreModelList>, import('../types.js').Answer<import('../types.js').ApiSettingsSession>]} */
+  const [modelList, sessionRead] = await Promise.all([
+    call('GET', userPath('/v1/bi/admin/core-models/')),
+    call('GET', userPath('/v1/settings/session/')),
   ]);
+  const models = modelList.body.coreModels ?? [];
+  const session = sessionRead.body;
   const restored = hasDraft();
   const page = ++pages;
+  /** @type {import('../types.js').WizardContext} */
   const ctx = {
     s: loadDraft(models),
     models,

@@ -3,6 +3,10 @@
 import { ApiError, call, errorText, userPath } from '../../api.js';
 import { h, render, showProblems } from '../../dom.js';
 
+/** @typedef {import('../../types.js').WizardContext} WizardContext */
+/** @typedef {import('../../types.js').WizardDraft} WizardDraft */
+/** @typedef {import('../../types.js').WizardProblem} WizardProblem */
+
 export const STEPS = ['Client details', 'Data source', 'Model and dashboard', 'Review and create'];
 const MEASURE_HINT = /revenue|amount|total|sales|quantity|qty|count|price|value/i;
 const NUMBER_TYPES = new Set(['number', 'numeric', 'integer', 'int', 'bigint', 'decimal', 'float', 'double', 'real']);
@@ -10,11 +14,20 @@ const NUMBER_TYPES = new Set(['number', 'numeric', 'integer', 'int', 'bigint', '
 export const PLANNED_CONNECTION = 'D0000A00000';
 
 /** `maxLength` problems of the schema's limits: the text a field gets when it is too long. */
+/**
+ * @param {string} value
+ * @param {{maxLength?: number} | undefined} limit
+ * @param {string} label
+ */
 export function tooLong(value, limit, label) {
   return limit?.maxLength !== undefined && value.length > limit.maxLength ? `${label} must be at most ${limit.maxLength} characters (it has ${value.length}).` : null;
 }
 
 /** Which step and field a server problem (`clientName must be ...`, `dashboards[0]...`) belongs to. */
+/**
+ * @param {string} path
+ * @returns {{step: number, name: string | null}}
+ */
 function placeOf(path) {
   if (/^(clientId|clientName|description)$/.test(path)) return { step: 0, name: path };
   if (/^vdm\[0\]\.name$/.test(path)) return { step: 2, name: 'vdmName' };
@@ -25,9 +38,12 @@ function placeOf(path) {
 }
 
 /** The core model chosen and what it says of a column's type (null: not typed). */
+/** @param {WizardContext} ctx */
 export function modelHelpers(ctx) {
   const model = () => ctx.models.find((m) => m.modelId === ctx.s.coreModelId);
+  /** @param {string} col */
   const typeOf = (col) => model()?.columnTypes?.[col];
+  /** @param {string} col */
   const isNumber = (col) => {
     const t = typeOf(col);
     return t === undefined ? null : NUMBER_TYPES.has(t);
@@ -36,6 +52,7 @@ export function modelHelpers(ctx) {
 }
 
 /** The chosen measure and dimension, kept in step with the selected columns (never changed silently). */
+/** @param {WizardContext} ctx */
 export function settleChart(ctx) {
   const { s } = ctx;
   const { isNumber } = modelHelpers(ctx);
@@ -47,10 +64,13 @@ export function settleChart(ctx) {
   s.dimension = cols.includes(s.dimensionChoice) ? s.dimensionChoice : '';
 }
 
-/** @returns {import('../../types.js').ApiConnectionRequest} */
+/**
+ * @param {WizardDraft} s
+ * @returns {import('../../types.js').ApiConnectionRequest}
+ */
 export function connectionBody(s) {
   return {
-    vendor: s.vendor,
+    vendor: /** @type {import('../../types.js').ApiConnectionRequest['vendor']} */ (s.vendor),
     ...(s.vendor === 'SNOWFLAKE' ? { accountUrl: s.accountUrl, warehouse: s.warehouse } : { host: s.host, port: s.port ? Number(s.port) : undefined }),
     database: s.database, schema: s.schema, username: s.username,
     ...(s.password ? { password: s.password } : s.secretRef ? { secretRef: s.secretRef } : {}),
@@ -58,9 +78,18 @@ export function connectionBody(s) {
 }
 
 /** What a test result is tied to: every value sent, the password included (kept in memory only). */
+/** @param {WizardDraft} s */
 export const testKey = (s) => JSON.stringify(connectionBody(s));
+/**
+ * @param {WizardDraft} s
+ * @returns {s is WizardDraft & {tested: NonNullable<WizardDraft['tested']>}}
+ */
 export const testedOk = (s) => s.tested !== null && s.tested.key === testKey(s) && s.tested.result.connected === true;
 
+/**
+ * @param {WizardDraft} s
+ * @param {string} connectionId
+ */
 export function onboardingPackage(s, connectionId) {
   return {
     clientId: s.clientId,
@@ -91,9 +120,12 @@ export function onboardingPackage(s, connectionId) {
 /**
  * The package checked by the server (`?dryRun=true`: nothing written) with a stand-in for the
  * connection Create writes. Problems are filed under their step (s.serverProblems).
+ * @param {WizardDraft} s
+ * @returns {Promise<{problems: import('../../types.js').WizardServerProblem[], error?: string}>}
  */
 export async function dryRun(s) {
-  for (const k of Object.keys(s.serverProblems)) s.serverProblems[k] = [];
+  for (const k of Object.keys(s.serverProblems)) s.serverProblems[Number(k)] = [];
+  /** @type {import('../../types.js').ProblemText[]} */
   let problems = [];
   try {
     const r = await call('POST', `${userPath('/v1/sdk/client/onboard/')}?dryRun=true`, { body: onboardingPackage(s, s.connectionId ?? PLANNED_CONNECTION), expect: [200, 400, 409, 422] });
@@ -110,6 +142,10 @@ export async function dryRun(s) {
 /**
  * A check that goes to the server, shown while it runs (a slow network must not look like a dead
  * button): the form is aria-busy, the button disabled, and `text` is said in the status line.
+ * @template T
+ * @param {{form: HTMLElement, button?: HTMLButtonElement | null, status?: HTMLElement | null, text: string}} busy
+ * @param {() => Promise<T>} work
+ * @returns {Promise<T>}
  */
 export async function whileBusy({ form, button, status, text }, work) {
   form.setAttribute('aria-busy', 'true');
@@ -121,7 +157,7 @@ export async function whileBusy({ form, button, status, text }, work) {
   } finally {
     form.removeAttribute('aria-busy');
     if (button) button.disabled = false;
-    if (shown && status.dataset.busy) {
+    if (shown && status?.dataset.busy) {
       render(status);
       delete status.dataset.busy;
     }
@@ -129,6 +165,10 @@ export async function whileBusy({ form, button, status, text }, work) {
 }
 
 /** The step's Back and Next buttons (`back`: the previous step, null on the first) and the busy line of Next. */
+/**
+ * @param {WizardContext} ctx
+ * @param {number | null} back
+ */
 export function stepNav(ctx, back) {
   const busy = h('div', { class: 'busy-line', id: 'step-busy', 'aria-live': 'polite' });
   const next = h('button', { type: 'submit', id: 'next' }, 'Next');
@@ -145,12 +185,19 @@ export function stepNav(ctx, back) {
  * step); problems show at their fields with a summary; once shown they are checked again on
  * every change, so a fixed one clears at once. `submit()` runs when there is none left. Every
  * change is kept in the draft (`collect()` then save).
+ * @param {WizardContext} ctx
+ * @param {{form: HTMLFormElement, summaryBox: HTMLElement, validate: () => WizardProblem[], submit: () => Promise<WizardProblem[]>, step: number, collect?: () => void}} step
  */
 export function wire(ctx, { form, summaryBox, validate, submit, step, collect }) {
   const { s } = ctx;
   let shown = false;
-  const controls = () => [...form.querySelectorAll('input, select, textarea')].filter((c) => c.name);
-  const controlOf = (name) => (name ? form.querySelector(`[name="${name}"]`) : null);
+  const controls = () => [.../** @type {NodeListOf<HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>} */ (form.querySelectorAll('input, select, textarea'))].filter((c) => c.name);
+  /** @param {string | null} name */
+  const controlOf = (name) => (name ? /** @type {HTMLElement | null} */ (form.querySelector(`[name="${name}"]`)) : null);
+  /**
+   * @param {WizardProblem[]} problems
+   * @param {boolean} focus
+   */
   const paint = (problems, focus) => {
     const list = problems.map((p) => ({ control: controlOf(p.name), message: p.message }));
     const summary = showProblems(controls(), list);

@@ -6,13 +6,19 @@ import { isClientId } from '../../schema-rules.js';
 import { stepNav, tooLong, whileBusy, wire } from './common.js';
 
 /** What the registry says of a client ID: free, taken (ACTIVE or held) or retry (FAILED / DELETED may be created again). */
+/**
+ * @param {string} clientId
+ * @returns {Promise<{state: 'free' | 'retry' | 'taken', status?: string, name?: string}>}
+ */
 async function lookUp(clientId) {
+  /** @type {import('../../types.js').Answer<import('../../types.js').ApiClientRead>} */
   const r = await call('GET', userPath(`/v1/bi/admin/clients/${encodeURIComponent(clientId)}/`), { expect: [200, 404] });
   if (r.status === 404) return { state: 'free' };
   const status = r.body.client?.status;
   return { state: status === 'FAILED' || status === 'DELETED' ? 'retry' : 'taken', status, name: r.body.client?.clientName };
 }
 
+/** @param {import('../../types.js').WizardContext} ctx */
 export function detailsStep(ctx) {
   const { s } = ctx;
   const id = h('input', { type: 'text', name: 'clientId', value: s.clientId, required: true, autocomplete: 'off', spellcheck: 'false', maxlength: '64', 'aria-describedby': 'client-id-status' });
@@ -20,8 +26,10 @@ export function detailsStep(ctx) {
   const name = h('input', { type: 'text', name: 'clientName', value: s.clientName, required: true });
   const desc = h('textarea', { name: 'description' }, s.description);
   const summaryBox = h('div', { class: 'summary-box' });
+  /** @type {Awaited<ReturnType<typeof lookUp>> | null} */
   let taken = null;
   const paint = () => {
+    /** @type {Record<string, HTMLElement | null>} */
     const msgs = {
       empty: null,
       invalid: null,
@@ -32,7 +40,7 @@ export function detailsStep(ctx) {
       taken: notice('bad', `${s.clientId} is taken${taken?.name ? ` by ${taken.name}` : ''}${taken?.status ? ` (${taken.status})` : ''}: choose another client ID.`),
       error: notice('warn', 'Could not check the client ID; Next checks it again.'),
     };
-    render(idStatus, msgs[s.idState]);
+    render(idStatus, msgs[s.idState] ?? null);
     idStatus.dataset.state = s.idState;
     if (s.idState === 'checking') idStatus.setAttribute('aria-busy', 'true');
     else idStatus.removeAttribute('aria-busy');
@@ -65,13 +73,15 @@ export function detailsStep(ctx) {
   };
   const validate = () => {
     collect();
+    /** @type {import('../../types.js').WizardProblem[]} */
     const problems = [];
-    const idProblem = {
+    /** @type {string | undefined} */
+    const idProblem = /** @type {Record<string, string>} */ ({
       empty: 'Client ID is required.',
       invalid: 'Client ID: use 1 to 64 letters, digits, "_" or "-", starting with a letter or digit.',
       taken: `Client ID: ${s.clientId} already exists.`,
       checking: 'Client ID: wait for the availability check.',
-    }[s.idState];
+    })[s.idState];
     if (idProblem) problems.push({ name: 'clientId', message: idProblem });
     if (!s.clientName) problems.push({ name: 'clientName', message: 'Display name is required.' });
     const long = tooLong(s.clientName, CLIENT_LIMITS.clientName, 'Display name');

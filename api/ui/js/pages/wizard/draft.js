@@ -7,8 +7,13 @@ const KEY = 'bi-controller.wizard-draft';
 /** What is never written to sessionStorage. */
 const SECRET = ['password', 'tested'];
 /** In memory for this tab's life: the secrets of the current draft. */
+/** @type {Pick<import('../../types.js').WizardDraft, 'password' | 'tested'>} */
 const memory = { password: '', tested: null };
 
+/**
+ * @param {import('../../types.js').WizardContext['models']} models
+ * @returns {import('../../types.js').WizardDraft}
+ */
 export function emptyDraft(models) {
   return {
     step: 0,
@@ -27,7 +32,11 @@ export function emptyDraft(models) {
   };
 }
 
-/** The draft of this tab for the signed-in user, or a new one. */
+/**
+ * The draft of this tab for the signed-in user, or a new one.
+ * @param {import('../../types.js').WizardContext['models']} models
+ * @returns {import('../../types.js').WizardDraft}
+ */
 export function loadDraft(models) {
   const fresh = emptyDraft(models);
   try {
@@ -39,12 +48,15 @@ export function loadDraft(models) {
   }
 }
 
-/** Keeps the draft (without its secrets, which stay in memory). */
+/**
+ * Keeps the draft (without its secrets, which stay in memory).
+ * @param {import('../../types.js').WizardDraft} s
+ */
 export function saveDraft(s) {
   memory.password = s.password;
   memory.tested = s.tested;
   const draft = Object.fromEntries(Object.entries(s).filter(([k]) => !SECRET.includes(k)));
-  if (draft.connectionBody) draft.connectionBody = { ...draft.connectionBody, password: undefined };
+  if (s.connectionBody) draft.connectionBody = { ...s.connectionBody, password: undefined };
   try {
     sessionStorage.setItem(KEY, JSON.stringify({ userId: getSession()?.userId, draft }));
   } catch {

@@ -5,6 +5,7 @@ import { dashboardPreview } from '../../components/dashboard-layout.js';
 import { VDM_LIMITS } from '../../schema-constants.js';
 import { dryRun, modelHelpers, onboardingPackage, PLANNED_CONNECTION, settleChart, stepNav, tooLong, whileBusy, wire } from './common.js';
 
+/** @param {import('../../types.js').WizardContext} ctx */
 export function modelStep(ctx) {
   const { s, models } = ctx;
   const { model, typeOf, isNumber } = modelHelpers(ctx);
@@ -21,6 +22,10 @@ export function modelStep(ctx) {
     settleChart(ctx);
     const cols = s.columns ?? [];
     const numeric = cols.filter((c) => isNumber(c) !== false);
+    /**
+     * @param {string} c
+     * @param {string} chosen
+     */
     const option = (c, chosen) => h('option', { value: c, selected: c === chosen }, c);
     const measure = h('select', { name: 'measure', onchange: (e) => { s.measureChoice = s.measure = /** @type {HTMLSelectElement} */ (e.target).value; paintPreview(); } },
       s.measure ? null : h('option', { value: '', selected: true }, s.measureChoice ? `(${s.measureChoice} is not selected)` : '(choose)'),
@@ -29,7 +34,7 @@ export function modelStep(ctx) {
       s.dimension ? null : h('option', { value: '', selected: true }, s.dimensionChoice ? `(${s.dimensionChoice} is not selected)` : '(choose)'),
       cols.map((c) => option(c, s.dimension)));
     render(dashBox, s.dashboard
-      ? [field('Measure (summed)', measure, model()?.columnTypes && Object.keys(model().columnTypes).length ? 'Number columns of the core model.' : 'The core model declares no column types: pick a number column.'),
+      ? [field('Measure (summed)', measure, Object.keys(model()?.columnTypes ?? {}).length ? 'Number columns of the core model.' : 'The core model declares no column types: pick a number column.'),
           field('By dimension', dimension)]
       : null);
     paintPreview();
@@ -40,9 +45,9 @@ export function modelStep(ctx) {
     colsBox.replaceChildren(h('legend', {}, 'Columns of the VDM'), h('div', { class: 'field-error', id: `column-${cols[0]}-error`, hidden: true }),
       cols.length
         ? h('div', { class: 'columns' }, cols.map((c) => h('label', { class: 'check' },
-            h('input', { type: 'checkbox', name: 'column', id: `column-${c}`, value: c, checked: s.columns.includes(c), onchange: (e) => {
+            h('input', { type: 'checkbox', name: 'column', id: `column-${c}`, value: c, checked: (s.columns ?? []).includes(c), onchange: (e) => {
               // Kept in the model's order, whatever the order of the clicks.
-              const chosen = new Set(/** @type {HTMLInputElement} */ (e.target).checked ? [...s.columns, c] : s.columns.filter((x) => x !== c));
+              const chosen = new Set(/** @type {HTMLInputElement} */ (e.target).checked ? [...(s.columns ?? []), c] : (s.columns ?? []).filter((x) => x !== c));
               s.columns = cols.filter((x) => chosen.has(x));
               paintDash();
             } }), c, typeOf(c) ? h('span', { class: 'type' }, ` (${typeOf(c)})`) : null)))
@@ -66,6 +71,7 @@ export function modelStep(ctx) {
   };
   const validate = () => {
     collect();
+    /** @type {import('../../types.js').WizardProblem[]} */
     const problems = [];
     if (!s.coreModelId) problems.push({ name: 'coreModelId', message: 'Pick a core model.' });
     if (!s.vdmName) problems.push({ name: 'vdmName', message: 'VDM name is required.' });

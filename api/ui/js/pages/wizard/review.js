@@ -6,6 +6,7 @@ import { Progress } from '../../progress.js';
 import { connectionBody, dryRun, modelHelpers, onboardingPackage, PLANNED_CONNECTION, testedOk, testKey, whileBusy } from './common.js';
 import { discardDraft } from './draft.js';
 
+/** @param {import('../../types.js').WizardContext} ctx */
 export function reviewStep(ctx) {
   const { s } = ctx;
   const c = connectionBody(s);
@@ -34,6 +35,7 @@ export function reviewStep(ctx) {
     h('div', { class: 'actions' }, back, create),
     busy,
     progressBox);
+  /** @param {HTMLElement | null} focusEl */
   const finish = (focusEl) => {
     create.disabled = false;
     back.disabled = false;

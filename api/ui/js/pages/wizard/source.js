@@ -4,9 +4,17 @@ import { field, h, notice, render } from '../../dom.js';
 import { CONNECTION_LIMITS, VENDORS } from '../../schema-constants.js';
 import { connectionBody, stepNav, testedOk, testKey, tooLong, wire } from './common.js';
 
+/** @typedef {import('../../types.js').WizardTextField} WizardTextField */
+
+/** @param {import('../../types.js').WizardContext} ctx */
 export function sourceStep(ctx) {
   const { s, session } = ctx;
+  /** @type {Partial<Record<WizardTextField, HTMLInputElement>>} */
   const inputs = {};
+  /**
+   * @param {WizardTextField} key
+   * @param {import('../../types.js').Attrs} [attrs]
+   */
   const input = (key, attrs = {}) => (inputs[key] = h('input', { type: 'text', name: key, value: s[key], ...attrs }));
   const vendor = h('select', { name: 'vendor' }, [...VENDORS].sort().map((v) => h('option', { value: v, selected: v === s.vendor }, v)));
   const vendorFields = h('div', { class: 'grid2' });
@@ -32,7 +40,7 @@ export function sourceStep(ctx) {
   };
   const collect = () => {
     s.vendor = vendor.value;
-    for (const [k, el] of Object.entries(inputs)) if (el.isConnected) s[k] = el.value.trim();
+    for (const [k, el] of Object.entries(inputs)) if (el.isConnected) s[/** @type {WizardTextField} */ (k)] = el.value.trim();
   };
   /** The test result as it stands for the values now in the form. */
   const paintTest = () => {
@@ -87,14 +95,20 @@ export function sourceStep(ctx) {
   const secretsNote = session.secrets && !session.secrets.available ? notice('warn', session.secrets.problem) : null;
   const validate = () => {
     collect();
+    /** @type {import('../../types.js').WizardProblem[]} */
     const problems = [];
+    /** @type {[WizardTextField, string][]} */
     const required = s.vendor === 'SNOWFLAKE' ? [['accountUrl', 'Account URL']] : [['host', 'Host']];
-    for (const [k, label] of [...required, ['database', 'Database'], ['schema', 'Schema'], ['username', 'Service-account user']]) {
+    /** @type {[WizardTextField, string][]} */
+    const others = [['database', 'Database'], ['schema', 'Schema'], ['username', 'Service-account user']];
+    for (const [k, label] of [...required, ...others]) {
       if (!s[k]) problems.push({ name: k, message: `${label} is required.` });
     }
     for (const [k, el] of Object.entries(inputs)) {
       if (!el.isConnected) continue;
-      const long = tooLong(s[k], CONNECTION_LIMITS[k], el.closest('.field')?.querySelector('label')?.textContent ?? k);
+      /** @type {Record<string, {maxLength?: number, pattern?: string}>} */
+      const limits = CONNECTION_LIMITS;
+      const long = tooLong(s[/** @type {WizardTextField} */ (k)], limits[k], el.closest('.field')?.querySelector('label')?.textContent ?? k);
       if (long) problems.push({ name: k, message: long });
     }
     if (s.vendor === 'POSTGRESQL' && s.port && !(Number.isInteger(Number(s.port)) && Number(s.port) >= 1 && Number(s.port) <= 65535)) {
