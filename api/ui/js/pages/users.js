@@ -5,22 +5,45 @@ import { errorText, loadInto } from '../components/async-view.js';
 import { statusBadge } from '../components/status-badge.js';
 import { allKeysSection } from './people-keys.js';
 
+/** @typedef {import('../types.js').ApiUserView} UserView */
+/** @typedef {Pick<import('../types.js').ApiListedClient, 'clientId' | 'clientName'>} PickableClient */
+/**
+ * The page's state: the users and clients last read, the client names, and the editor to open again after a reload.
+ * @typedef {{users: UserView[], clients: PickableClient[], names: Map<string, string>, reopen: {userId: string, editor: Editor} | null}} UsersState
+ */
+/** @typedef {'access' | 'password'} Editor */
+/** @typedef {import('../types.js').Answer<import('../types.js').ApiUserWritten>} UserWrittenAnswer */
+
 const usersPath = () => userPath('/v1/bi/admin/users/');
+/**
+ * @param {string} targetUserId
+ * @param {string} [tail]
+ */
 const userPathOf = (targetUserId, tail = '') => userPath(`/v1/bi/admin/users/${encodeURIComponent(targetUserId)}/${tail}`);
 /** The server's rule (controller/auth/users.ts MIN_PASSWORD_LENGTH): the hint and the field say the same. */
 export const MIN_PASSWORD = 8;
 const PASSWORD_HINT = `At least ${MIN_PASSWORD} characters.`;
 
 /** A 409 of a write based on an older read of the user (another admin changed it meanwhile). */
+/** @param {unknown} err */
 const isStale = (err) => err instanceof ApiError && err.status === 409 && /changed by someone else/.test(err.message);
 
 /** A client as a person reads it: its display name, with the ID after it. */
+/**
+ * @param {Map<string, string>} names
+ * @param {string} clientId
+ */
 export function clientLabel(names, clientId) {
   const name = names.get(clientId);
   return name && name !== clientId ? `${name} (${clientId})` : clientId;
 }
 
 /** Checkboxes of clients (a member sees only the checked ones); `checked`: the granted IDs (kept even when not listed). */
+/**
+ * @param {PickableClient[]} clients
+ * @param {string[]} checked
+ * @param {string} legend
+ */
 function clientPicker(clients, checked, legend) {
   const listed = new Set(clients.map((c) => c.clientId));
   const all = [...clients, ...checked.filter((id) => !listed.has(id)).map((id) => ({ clientId: id, clientName: '' }))];
@@ -34,9 +57,12 @@ export function usersPage() {
   const box = h('div', { id: 'users' });
   const formBox = h('div', { id: 'create-user' });
   const keysBox = h('div', { id: 'all-keys' });
+  /** @type {UsersState} */
   const state = { users: [], clients: [], names: new Map(), reopen: null };
   const me = getSession()?.userId;
+  /** @type {() => Promise<void>} */
   const reload = loadInto(box, async () => {
+    /** @type {[import('../types.js').Answer<import('../types.js').ApiUserList>, import('../types.js').Answer<import('../types.js').ApiClientList>]} */
     const [users, clients] = await Promise.all([call('GET', usersPath()), call('GET', `${userPath('/v1/bi/admin/clients/')}?limit=1000`)]);
     state.users = users.body.users;
     state.clients = (clients.body.data ?? []).filter((c) => c.status !== 'DELETED');
@@ -53,6 +79,10 @@ export function usersPage() {
     keysBox);
 }
 
+/**
+ * @param {PickableClient[]} clients
+ * @param {() => Promise<void>} reload
+ */
 function createForm(clients, reload) {
   const username = h('input', { type: 'text', name: 'username', required: true, autocomplete: 'off', maxlength: '64' });
   const password = h('input', { type: 'password', name: 'password', required: true, autocomplete: 'new-password', minlength: String(MIN_PASSWORD) });
@@ -92,6 +122,7 @@ function createForm(clients, reload) {
     submit.disabled = true;
     try {
       const body = { username: username.value.trim(), password: password.value, role: role.value, ...(role.value === 'member' ? { clients: picker.value() } : {}) };
+      /** @type {UserWrittenAnswer} */
       const r = await call('POST', usersPath(), { body, expect: [201] });
       announce(`User ${r.body.user.username} created`);
       await reload();
@@ -106,6 +137,13 @@ function createForm(clients, reload) {
 }
 
 /** A refused stale write: what happened and a Reload that shows the user as it is now (the editor open again). */
+/**
+ * @param {unknown} err
+ * @param {UserView} u
+ * @param {UsersState} state
+ * @param {() => Promise<void>} reload
+ * @param {Editor | null} editor
+ */
 function stalePrompt(err, u, state, reload, editor) {
   const again = h('button', { type: 'button', 'data-action': 'reload-user' }, 'Reload');
   again.addEventListener('click', async () => {
@@ -119,6 +157,11 @@ function stalePrompt(err, u, state, reload, editor) {
     h('div', { class: 'actions' }, again));
 }
 
+/**
+ * @param {UsersState} state
+ * @param {string | undefined} me
+ * @param {() => Promise<void>} reload
+ */
 function table(state, me, reload) {
   const status = h('div', { id: 'users-status', 'aria-live': 'polite' });
   const reopen = state.reopen;
@@ -145,6 +188,7 @@ function table(state, me, reload) {
         }, u.disabled ? 'Enable' : 'Disable');
         const remove = h('button', { type: 'button', class: 'secondary danger-text', 'data-action': 'delete', 'aria-label': `Delete ${u.username}`, disabled: self, 'aria-describedby': self ? `self-${u.userId}` : undefined }, 'Delete');
         /** One editor at a time under the row: the access editor or the password form. */
+        /** @param {Editor} which */
         const openEditor = (which) => {
           const opening = editor.hidden || editor.dataset.which !== which;
           editor.hidden = !opening;
@@ -207,6 +251,13 @@ function table(state, me, reload) {
   return view;
 }
 
+/**
+ * @param {UserView} u
+ * @param {UsersState} state
+ * @param {boolean} self
+ * @param {() => Promise<void>} reload
+ * @param {() => void} close
+ */
 function accessEditor(u, state, self, reload, close) {
   const role = h('select', { name: 'role', disabled: self }, ['member', 'admin'].map((r) => h('option', { value: r, selected: r === u.role }, r)));
   const picker = clientPicker(state.clients, u.clients, `Clients granted to ${u.username}`);
@@ -234,6 +285,12 @@ function accessEditor(u, state, self, reload, close) {
 }
 
 /** An admin sets a new password for a user (who forgot theirs); their sessions end. */
+/**
+ * @param {UserView} u
+ * @param {UsersState} state
+ * @param {() => Promise<void>} reload
+ * @param {() => void} close
+ */
 function passwordForm(u, state, reload, close) {
   const password = h('input', { type: 'password', name: 'new-password', required: true, autocomplete: 'new-password', minlength: String(MIN_PASSWORD) });
   const result = h('div', { 'aria-live': 'polite', class: 'editor-result' });
@@ -253,6 +310,7 @@ function passwordForm(u, state, reload, close) {
     setFieldError(password, null);
     save.disabled = true;
     try {
+      /** @type {UserWrittenAnswer} */
       const r = await call('POST', userPathOf(u.userId, 'password/'), { body: { password: password.value, version: u.version } });
       announce(`Password of ${u.username} reset`);
       password.value = '';
