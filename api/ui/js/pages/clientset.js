@@ -4,6 +4,10 @@ import { dataTable } from '../components/data-table.js';
 import { errorNotice, polledView, shortDigest, stateBadge } from '../components/fleet.js';
 import { facts } from '../components/facts.js';
 
+/** @typedef {import('../types.js').ApiClientSetRead['clientSet']} ClientSet */
+/** @typedef {import('../types.js').ApiClientSetPreview} ClientSetPreview */
+/** @typedef {{flash: HTMLElement, refresh: () => Promise<void>}} SetContext */
+
 const enc = encodeURIComponent;
 const STATES = ['Synced', 'Pending', 'Failed', 'Invalid', 'orphaned', 'OFFBOARDED'];
 const ACTIONS = ['create', 'update', 'delete', 'unchanged', 'orphaned', 'invalid'];
@@ -14,14 +18,18 @@ const POLL_MS = 5000;
  * One ClientSet (`#/clientsets/<name>`): its rollout (wave, pause, what it holds, Approve with the
  * digest), per-tenant state with links to the clients, the last rendered digests, and a preview of
  * a changed manifest. The set is read again every few seconds, patched in place (focus stays put).
+ * @param {string} name
  */
 export function clientSetPage(name) {
   const flash = h('div', { id: 'clientset-flash' });
   const load = async () => {
+    /** @type {import('../types.js').Answer<import('../types.js').ApiClientSetRead>} */
     const r = await call('GET', `/v1/reconciler/clientsets/${enc(name)}`, { expect: [200, 404] });
     return r.status === 200 ? r.body.clientSet : null;
   };
+  /** @returns {Promise<void>} */
   const refresh = () => region.refresh();
+  /** @param {ClientSet | null} set */
   const draw = (set) => (set ? body(set, { flash, refresh }) : notice('bad', `ClientSet ${name} not found. `, h('a', { href: '#/clientsets' }, 'All ClientSets')));
   const region = polledView({ load, draw, label: `ClientSet ${name}`, id: 'clientset-view', ms: POLL_MS });
   return h('section', { 'aria-labelledby': 'clientset-h', class: 'fleet' },
@@ -32,6 +40,10 @@ export function clientSetPage(name) {
     previewPanel(name));
 }
 
+/**
+ * @param {ClientSet} set
+ * @param {SetContext} context
+ */
 function body(set, { flash, refresh }) {
   const counts = Object.fromEntries(STATES.map((s) => [s, set.tenants.filter((t) => t.state === s).length]));
   return h('div', { class: 'clientset-body' },
@@ -50,6 +62,7 @@ function body(set, { flash, refresh }) {
 }
 
 /** The rollout in words: paused, held (and why), rolling out wave n, or idle. */
+/** @param {import('../types.js').ApiClientSetRollout} r */
 export function rolloutText(r) {
   if (r.paused) return h('div', { class: 'name-cell' }, stateBadge('paused', r.wave ? `paused at wave ${r.wave}` : 'paused'), r.reason ? h('span', { class: 'small' }, r.reason) : null);
   if (r.reason) return h('div', { class: 'name-cell' }, stateBadge('held', r.wave ? `held at wave ${r.wave}` : 'held'), h('span', { class: 'small' }, r.reason));
@@ -57,6 +70,10 @@ export function rolloutText(r) {
   return h('span', { class: 'muted' }, 'Nothing rolling out');
 }
 
+/**
+ * @param {ClientSet} set
+ * @param {SetContext} context
+ */
 function rolloutPanel(set, { flash, refresh }) {
   const held = set.rollout.paused || Boolean(set.rollout.reason);
   const approve = held
@@ -75,6 +92,11 @@ function rolloutPanel(set, { flash, refresh }) {
       : null);
 }
 
+/**
+ * @param {string} name
+ * @param {string | undefined} digest
+ * @param {SetContext} context
+ */
 function approveSet(name, digest, { flash, refresh }) {
   return confirmDialog({
     id: 'approve-dialog',
@@ -94,6 +116,7 @@ function approveSet(name, digest, { flash, refresh }) {
   });
 }
 
+/** @param {ClientSet} set */
 function tenantsPanel(set) {
   return h('section', { class: 'panel flush-table', 'aria-labelledby': 'cs-tenants-h', id: 'clientset-tenants' },
     h('h2', { id: 'cs-tenants-h' }, 'Tenants ', h('span', { class: 'count' }, String(set.tenants.length))),
@@ -115,6 +138,7 @@ function tenantsPanel(set) {
         }));
 }
 
+/** @param {ClientSet} set */
 function historyPanel(set) {
   return h('section', { class: 'panel', 'aria-labelledby': 'cs-history-h', id: 'clientset-history' },
     h('h2', { id: 'cs-history-h' }, 'Rendered versions'),
@@ -130,6 +154,7 @@ function historyPanel(set) {
  * The preview of a ClientSet manifest (YAML or JSON, pasted or loaded from a file): per tenant the
  * action (create, update, delete, unchanged, orphaned, invalid) and the field-level changes,
  * computed by the server's real apply path in a transaction it rolls back. Nothing is written.
+ * @param {string | null} name
  */
 export function previewPanel(name) {
   const text = h('textarea', { name: 'manifest', id: 'preview-manifest', rows: '14', spellcheck: 'false', autocomplete: 'off', class: 'mono code-input' });
@@ -160,6 +185,7 @@ export function previewPanel(name) {
     submit.textContent = 'Previewing…';
     render(result, h('div', { class: 'loading small', role: 'status' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), ' The server is computing the preview…'));
     try {
+      /** @type {import('../types.js').Answer<ClientSetPreview>} */
       const r = await call('POST', '/v1/reconciler/clientsets/preview', asBody(source));
       render(result, previewResult(r.body));
       announce(`Preview of ${r.body.name}: ${summaryText(r.body.tenants)}.`);
@@ -174,7 +200,11 @@ export function previewPanel(name) {
   return form;
 }
 
-/** JSON text is sent as JSON; anything else as YAML (the server parses it). */
+/**
+ * JSON text is sent as JSON; anything else as YAML (the server parses it).
+ * @param {string} source
+ * @returns {{body: unknown, contentType?: string}}
+ */
 function asBody(source) {
   if (/^[{[]/.test(source)) {
     try {
@@ -186,15 +216,19 @@ function asBody(source) {
   return { body: source, contentType: 'application/yaml' };
 }
 
+/** @param {ClientSetPreview['tenants']} tenants */
 function summaryText(tenants) {
+  /** @param {string} a */
   const n = (a) => tenants.filter((t) => t.action === a).length;
   return ACTIONS.filter((a) => n(a)).map((a) => `${n(a)} ${a}`).join(', ') || 'no tenants';
 }
 
+/** @param {unknown} v */
 function value(v) {
   return h('code', { class: 'wrap' }, JSON.stringify(v) ?? String(v));
 }
 
+/** @param {ClientSetPreview['tenants'][number]['changes'][number]} c */
 function change(c) {
   const [object, ...rest] = c.path.split(' ');
   const where = [h('span', { class: 'mono' }, object), rest.length ? [' ', h('code', {}, rest.join(' '))] : null];
@@ -203,6 +237,7 @@ function change(c) {
   return h('li', {}, where, ': ', value(c.from), h('span', { 'aria-label': ' becomes ' }, ' → '), value(c.to));
 }
 
+/** @param {ClientSetPreview} p */
 function previewResult(p) {
   return h('section', { class: 'preview-result', 'aria-labelledby': 'preview-result-h', id: 'preview-answer', tabindex: '-1' },
     h('h3', { id: 'preview-result-h' }, `Preview of ${p.name}`),

@@ -11,7 +11,11 @@ const STATES = ['Synced', 'Pending', 'Failed', 'Invalid', 'orphaned', 'OFFBOARDE
 /** ClientSets (`#/clientsets`): every set with its inputs, tenants per state and rollout; a preview of any manifest. */
 export function clientSetsPage() {
   const box = h('div', { id: 'clientsets' });
-  loadInto(box, async () => (await call('GET', '/v1/reconciler/clientsets')).body.clientSets, view, { what: 'ClientSets' });
+  loadInto(box, async () => {
+    /** @type {import('../types.js').Answer<import('../types.js').ApiClientSetList>} */
+    const r = await call('GET', '/v1/reconciler/clientsets');
+    return r.body.clientSets;
+  }, view, { what: 'ClientSets' });
   return h('section', { 'aria-labelledby': 'clientsets-h', class: 'fleet' },
     h('div', { class: 'page-head' },
       h('div', { class: 'title-block' },
@@ -21,6 +25,7 @@ export function clientSetsPage() {
     previewPanel(null));
 }
 
+/** @param {import('../types.js').ApiClientSetSummary[]} sets */
 function view(sets) {
   if (!sets.length) {
     return emptyState('No ClientSets yet', 'A ClientSet is a manifest of kind ClientSet in the manifests folder or repository (see docs/console.md). Paste one below to preview what it would create.');
