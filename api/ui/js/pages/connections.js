@@ -5,17 +5,27 @@ import { emptyState, errorText, loadInto } from '../components/async-view.js';
 import { fmtDuration, when } from '../components/ops-format.js';
 import { statusBadge } from '../components/status-badge.js';
 
+/** @typedef {import('../types.js').ApiConnectionSummary} ConnectionSummary */
+
+/** @type {Record<string, string>} */
 const CREDENTIAL = { passwordEnv: 'Password from an environment variable', secret: 'Encrypted stored password', none: 'No password (trust auth)' };
 
 /** Connections: every stored connection, where it points, its owner, last test and what uses it; Test. */
+/** @param {URLSearchParams} [query] */
 export function connectionsPage(query) {
   const box = h('div', { id: 'connections' });
   const filter = h('input', { type: 'search', name: 'q', value: query?.get('q') ?? '', placeholder: 'Name, ID, host or client', autocomplete: 'off' });
   const flash = h('div', { id: 'connections-flash' });
+  /** @type {ConnectionSummary[]} */
   let latest = [];
   const paint = () => render(box, view(latest, filter.value.trim().toLowerCase(), { flash, reload: () => reload() }));
   filter.addEventListener('input', paint);
-  const reload = loadInto(box, async () => (await call('GET', userPath('/v1/bi/admin/connections/'))).body.connections, (list) => {
+  /** @type {() => Promise<void>} */
+  const reload = loadInto(box, async () => {
+    /** @type {import('../types.js').Answer<import('../types.js').ApiConnectionList>} */
+    const r = await call('GET', userPath('/v1/bi/admin/connections/'));
+    return r.body.connections;
+  }, (list) => {
     latest = list;
     return view(list, filter.value.trim().toLowerCase(), { flash, reload: () => reload() });
   }, { what: 'connections' });
@@ -28,6 +38,7 @@ export function connectionsPage(query) {
     box);
 }
 
+/** @param {ConnectionSummary} c */
 const where = (c) => {
   const host = c.host ? `${c.host}${c.port ? `:${c.port}` : ''}` : null;
   const db = [c.database, c.schema].filter(Boolean).join('.');
@@ -37,12 +48,14 @@ const where = (c) => {
     c.warehouse ? h('span', { class: 'muted small' }, `warehouse ${c.warehouse}`) : null);
 };
 
+/** @param {ConnectionSummary} c */
 function ownerOf(c) {
   if (c.shared) return h('span', { class: 'tag', title: 'A platform warehouse any client may use' }, 'Shared');
   if (c.owner) return h('a', { href: `#/clients/${encodeURIComponent(c.owner)}` }, c.owner);
   return h('span', { class: 'muted' }, 'Unowned');
 }
 
+/** @param {import('../types.js').ApiConnectionLastTest | null} t */
 function lastTest(t) {
   if (!t) return h('span', { class: 'muted' }, 'Never tested');
   return h('div', { class: 'name-cell test-cell' },
@@ -50,7 +63,9 @@ function lastTest(t) {
     h('span', { class: `small ${t.ok ? 'muted' : 'bad-text'}`, title: fmtDate(t.at) }, t.message));
 }
 
+/** @param {ConnectionSummary['usedBy']} u */
 function usedBy(u) {
+  /** @type {HTMLElement[]} */
   const parts = [];
   if (u.clients.length) parts.push(h('li', {}, 'Clients: ', u.clients.map((id, i) => [i ? ', ' : '', h('a', { href: `#/clients/${encodeURIComponent(id)}` }, id)])));
   if (u.vdms.length) parts.push(h('li', { title: u.vdms.map((v) => `${v.name} (${v.vdmId}, ${v.clientId})`).join('\n') }, `VDMs: ${u.vdms.length} (${u.vdms.map((v) => v.name).slice(0, 3).join(', ')}${u.vdms.length > 3 ? '…' : ''})`));
@@ -58,6 +73,11 @@ function usedBy(u) {
   return parts.length ? h('ul', { class: 'used-by' }, parts) : h('span', { class: 'muted' }, 'Not used');
 }
 
+/**
+ * @param {ConnectionSummary[]} list
+ * @param {string} q
+ * @param {{flash: HTMLElement, reload: () => Promise<void>}} context
+ */
 function view(list, q, { flash, reload }) {
   if (!list.length) {
     return emptyState('No connections yet', 'Connections come from Connection manifests (connections/*.yaml) or from the New client wizard.', h('a', { class: 'button', href: '#/new' }, 'New client'));
@@ -81,11 +101,12 @@ function view(list, q, { flash, reload }) {
           test.textContent = 'Testing…';
           status.textContent = `Testing ${c.name}`;
           try {
+            /** @type {import('../types.js').Answer<import('../types.js').ApiConnectionTested>} */
             const r = await call('POST', userPath(`/v1/bi/admin/connections/${encodeURIComponent(c.connectionId)}/test/`));
             Object.assign(c, r.body.connection);
-            announce(`${c.name}: ${c.lastTest.ok ? 'connected' : 'failed'}. ${c.lastTest.message}`);
+            announce(`${c.name}: ${c.lastTest?.ok ? 'connected' : 'failed'}. ${c.lastTest?.message}`);
           } catch (err) {
-            c.lastTest = { at: new Date().toISOString(), ok: false, message: errorText(err), durationMs: 0 };
+            c.lastTest = { at: new Date().toISOString(), ok: false, message: errorText(err), durationMs: 0, by: null };
           }
           render(testCell, lastTest(c.lastTest));
           test.textContent = 'Test';
@@ -113,6 +134,7 @@ function view(list, q, { flash, reload }) {
 }
 
 /** The users a refused delete names, as links (drawn as a refusal, not a failure). */
+/** @param {import('../types.js').ApiConnectionUsers} u */
 export function usersList(u) {
   const items = [
     ...u.clients.map((id) => h('li', {}, 'Client ', h('a', { href: `#/clients/${encodeURIComponent(id)}` }, id))),
