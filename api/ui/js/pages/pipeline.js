@@ -8,12 +8,20 @@ import { ACTIVE_RUN, statusBadge } from '../components/status-badge.js';
 import { ownerCell } from './pipelines.js';
 import { objectHref } from './object.js';
 
+/** @typedef {import('../types.js').ApiPipelineView} PipelineView */
+/** @typedef {import('../types.js').ApiPipelineRun} PipelineRun */
+/** @typedef {import('../types.js').Answer<import('../types.js').ApiPipelineRunList>} RunListAnswer */
+
+/** @param {string} id */
 const runsPath = (id) => userPath(`/v1/sdk/pipelines/${encodeURIComponent(id)}/runs/`);
 
 /** A pipeline: what it does (steps, source, destination, schedule), Run now, and its run history. */
+/** @param {string} pipelineId */
 export function pipelinePage(pipelineId) {
   const box = h('div', { id: 'pipeline' });
+  /** @type {() => Promise<void>} */
   const reload = loadInto(box, async () => {
+    /** @type {[import('../types.js').Answer<import('../types.js').ApiPipelineRead>, RunListAnswer, import('../types.js').Answer<import('../types.js').ApiReconcileStatus>]} */
     const [p, runs, status] = await Promise.all([
       call('GET', userPath(`/v1/sdk/pipelines/${encodeURIComponent(pipelineId)}/`)),
       call('GET', `${runsPath(pipelineId)}?limit=20`),
@@ -28,6 +36,10 @@ export function pipelinePage(pipelineId) {
     box);
 }
 
+/**
+ * @param {{pipeline: PipelineView, runs: PipelineRun[], key: string | null}} data
+ * @param {() => Promise<void>} reload
+ */
 function view({ pipeline: p, runs: initialRuns, key }, reload) {
   const heading = document.getElementById('pipeline-h');
   if (heading) heading.textContent = p.name;
@@ -45,15 +57,19 @@ function view({ pipeline: p, runs: initialRuns, key }, reload) {
     render(runsBox, runsTable(runs));
   };
   const refresh = async () => {
-    runs = (await call('GET', `${runsPath(p.pipelineId)}?limit=20`)).body.runs;
+    /** @type {RunListAnswer} */
+    const answer = await call('GET', `${runsPath(p.pipelineId)}?limit=20`);
+    runs = answer.body.runs;
     paint();
   };
   runNow.addEventListener('click', async () => {
     runNow.disabled = true;
     try {
+      /** @type {import('../types.js').Answer<import('../types.js').ApiPipelineRunAnswer>} */
       const r = await call('POST', runsPath(p.pipelineId), { expect: [202, 409] });
       if (r.status === 409) {
-        render(status, notice('warn', h('strong', {}, 'Not started. '), r.body?.message ?? 'This pipeline already has an active run.'));
+        const refusal = /** @type {import('../types.js').ErrorAnswer | null} */ (r.body);
+        render(status, notice('warn', h('strong', {}, 'Not started. '), refusal?.message ?? 'This pipeline already has an active run.'));
         announce('Run not started: a run is already active');
       } else {
         const run = r.body.run;
@@ -72,10 +88,13 @@ function view({ pipeline: p, runs: initialRuns, key }, reload) {
     return true;
   });
 
+  /** @type {Partial<PipelineView['source']>} */
   const src = p.source ?? {};
+  /** @type {Partial<PipelineView['destination']>} */
   const dst = p.destination ?? {};
   const sourceStep = p.steps.find((s) => s.type === 'source');
   const loadStep = p.steps.find((s) => s.type === 'load');
+  /** @param {string | undefined} id */
   const conn = (id) => (id ? h('a', { href: '#/connections', class: 'mono' }, id) : '—');
   return h('div', {},
     h('div', { class: 'summary-bar' },
@@ -98,7 +117,7 @@ function view({ pipeline: p, runs: initialRuns, key }, reload) {
         h('dl', { class: 'facts' },
           h('dt', {}, 'Connection'), h('dd', {}, conn(dst.connectionId)),
           h('dt', {}, 'Schema'), h('dd', { class: 'mono' }, dst.schemaName ?? '—'),
-          loadStep?.config?.tableName ? [h('dt', {}, 'Table'), h('dd', { class: 'mono' }, loadStep.config.tableName), h('dt', {}, 'Mode'), h('dd', {}, loadStep.config.mode ?? 'replace')] : null)),
+          loadStep?.config?.tableName ? [h('dt', {}, 'Table'), h('dd', { class: 'mono' }, String(loadStep.config.tableName)), h('dt', {}, 'Mode'), h('dd', {}, String(loadStep.config.mode ?? 'replace'))] : null)),
       h('div', { class: 'panel card' },
         h('h2', {}, 'Schedule'),
         h('dl', { class: 'facts' },
@@ -120,6 +139,7 @@ function view({ pipeline: p, runs: initialRuns, key }, reload) {
     runsBox);
 }
 
+/** @param {PipelineRun[]} runs */
 function runsTable(runs) {
   if (!runs.length) return emptyState('No runs yet', 'Use Run now to start the first run, or wait for the schedule.');
   return dataTable({
@@ -149,14 +169,23 @@ const FREQUENCIES = ['hourly', 'daily', 'weekly', 'monthly', 'cron', 'once'];
  * Change the schedule (checked by the server as an import is: too frequent a cron is refused at
  * its field), and pause or resume it: the pipeline's manifest is rewritten by the server's one
  * write path. A paused schedule fires nothing; Run now still works.
+ * @param {PipelineView} p
+ * @param {() => Promise<void>} reload
  */
 function scheduleEditor(p, reload) {
+  /** @type {Partial<import('../types.js').PipelineSchedule>} */
   const s = p.schedule ?? {};
   const status = h('div', { id: 'schedule-status', 'aria-live': 'polite' });
   const frequency = h('select', { name: 'frequency', id: 'schedule-frequency' }, FREQUENCIES.map((f) => h('option', { value: f, selected: f === (s.frequency ?? 'daily') }, f)));
   const cron = h('input', { type: 'text', name: 'cronExpression', id: 'schedule-cron', autocomplete: 'off', spellcheck: 'false', value: s.cronExpression ?? '', placeholder: '0 6 * * *' });
   const startTime = h('input', { type: 'text', name: 'startTime', id: 'schedule-time', autocomplete: 'off', value: s.startTime ?? '', placeholder: 'HH:MM' });
+  /** @type {Record<string, HTMLInputElement | HTMLSelectElement>} */
   const controls = { 'schedule.frequency': frequency, 'schedule.cronExpression': cron, 'schedule.startTime': startTime };
+  /**
+   * @param {import('../types.js').ApiScheduleUpdate} body
+   * @param {HTMLButtonElement} button
+   * @param {string} done
+   */
   const send = async (body, button, done) => {
     button.setAttribute('aria-disabled', 'true');
     try {
@@ -190,7 +219,8 @@ function scheduleEditor(p, reload) {
   const form = h('form', { class: 'schedule-form', id: 'schedule-form', 'aria-label': 'Edit the schedule', onsubmit: (e) => {
     e.preventDefault();
     if (save.getAttribute('aria-disabled') === 'true') return;
-    const body = { frequency: frequency.value, cronExpression: frequency.value === 'cron' ? cron.value.trim() || null : null, startTime: startTime.value.trim() || null };
+    /** @type {import('../types.js').ApiScheduleUpdate} */
+    const body = { frequency: /** @type {import('../types.js').ApiScheduleUpdate['frequency']} */ (frequency.value), cronExpression: frequency.value === 'cron' ? cron.value.trim() || null : null, startTime: startTime.value.trim() || null };
     if (!s.frequency) body.isEnabled = true;
     void send(body, save, 'Schedule saved.');
   } },
