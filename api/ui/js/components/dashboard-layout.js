@@ -21,8 +21,16 @@ import { chartIcon, chartTypeName } from './chart-icon.js';
  * @property {string} [idPrefix]
  */
 
+/**
+ * A chart of an onboarding package as sent (before validation fills in its defaults).
+ * @typedef {{title?: string, type: string, measures?: (string | {field: string, aggregation?: string})[],
+ *   dimensions?: (string | {field: string})[], grid?: import('../types.js').DashboardGrid, drillDown?: string}} PreviewChart
+ */
+/** @typedef {{name?: string, sections?: {name?: string, charts?: PreviewChart[]}[], charts?: PreviewChart[]}} PreviewSpec */
+
 let seq = 0;
 
+/** @param {LayoutChart['measures'][number]} m */
 const fieldText = (m) => (m.aggregation && m.aggregation !== 'as-is' ? `${m.aggregation}(${m.field})` : m.field);
 
 /**
@@ -180,6 +188,8 @@ function tile(c, { prefix, byId, drilledFrom }) {
  * The drawing of an onboarding package's dashboard before it exists (the wizard's preview):
  * chart types resolved and the grid placed by the applier's own rules (dashboard-rules.js is
  * generated from the controller's layout and catalogue), IDs `preview_<n>`.
+ * @param {PreviewSpec} spec
+ * @param {LayoutOptions} [opts]
  */
 export function dashboardPreview(spec, opts = {}) {
   let n = 0;
@@ -188,6 +198,7 @@ export function dashboardPreview(spec, opts = {}) {
     const codes = charts.map((c) => resolveChartType(c.type) ?? c.type);
     const grids = autoLayout(charts.map((c, k) => ({ kpi: codes[k] === KPI_CODE, grid: c.grid })));
     const ids = charts.map(() => `preview_${++n}`);
+    /** @type {Map<string, string>} */
     const byTitle = new Map();
     charts.forEach((c, k) => c.title && !byTitle.has(c.title) && byTitle.set(c.title, ids[k]));
     return {

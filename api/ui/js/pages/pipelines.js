@@ -6,7 +6,14 @@ import { fmtDuration, scheduleText, when } from '../components/ops-format.js';
 import { pollWhileShown } from '../components/poll.js';
 import { ACTIVE_RUN, statusBadge } from '../components/status-badge.js';
 
-/** The last run in one cell: status, when it started, how long it took. */
+/** @typedef {import('../types.js').ApiPipelineSummary} PipelineSummary */
+/** @typedef {{flash: HTMLElement, refresh: () => Promise<void>}} ListContext */
+
+/**
+ * The last run in one cell: status, when it started, how long it took.
+ * @param {import('../types.js').ApiPipelineRun | null} run
+ * @param {{link?: boolean}} [options]
+ */
 export function lastRunCell(run, { link = true } = {}) {
   if (!run) return h('span', { class: 'muted' }, 'Never run');
   return h('span', { class: 'run-cell' },
@@ -15,16 +22,25 @@ export function lastRunCell(run, { link = true } = {}) {
     run.durationMs !== null ? h('span', { class: 'muted' }, ` · ${fmtDuration(run.durationMs)}`) : null);
 }
 
+/** @param {string | null | undefined} owner */
 export const ownerCell = (owner) => (owner ? h('a', { href: `#/clients/${encodeURIComponent(owner)}` }, owner) : h('span', { class: 'muted', title: 'Its connections belong to different clients (or none): admins only' }, 'No single client'));
 
 /** Pipelines: every pipeline with its client, schedule, last and next run; filter by name or client. */
+/** @param {URLSearchParams} [query] */
 export function pipelinesPage(query) {
   const box = h('div', { id: 'pipelines' });
   const filter = h('input', { type: 'search', name: 'q', value: query?.get('q') ?? '', placeholder: 'Name, ID or client', autocomplete: 'off' });
+  /** @type {PipelineSummary[]} */
   let latest = [];
   const flash = h('div', { id: 'pipelines-flash', 'aria-live': 'polite' });
+  /** @returns {Promise<PipelineSummary[]>} */
+  const read = async () => {
+    /** @type {import('../types.js').Answer<import('../types.js').ApiPipelineList>} */
+    const r = await call('GET', userPath('/v1/bi/admin/pipelines/'));
+    return r.body.pipelines;
+  };
   const refresh = async () => {
-    latest = (await call('GET', userPath('/v1/bi/admin/pipelines/'))).body.pipelines;
+    latest = await read();
     paint();
   };
   // A redraw keeps keyboard focus on the row button that had it (the table follows active runs).
@@ -34,7 +50,7 @@ export function pipelinesPage(query) {
     if (had) document.getElementById(had)?.focus();
   };
   filter.addEventListener('input', paint);
-  const reload = loadInto(box, async () => (await call('GET', userPath('/v1/bi/admin/pipelines/'))).body.pipelines, (list) => {
+  const reload = loadInto(box, read, (list) => {
     latest = list;
     return view(list, filter.value.trim().toLowerCase(), { flash, refresh });
   }, { what: 'pipelines' });
@@ -53,6 +69,11 @@ export function pipelinesPage(query) {
     box);
 }
 
+/**
+ * @param {PipelineSummary[]} list
+ * @param {string} q
+ * @param {ListContext} context
+ */
 function view(list, q, { flash, refresh }) {
   if (!list.length) {
     return emptyState('No pipelines yet', 'Add a Pipeline manifest under pipelines/ in the manifests folder, or import one with POST /v1/sdk/import-pipeline; it appears here after the next sync.');
@@ -81,6 +102,10 @@ function view(list, q, { flash, refresh }) {
 }
 
 /** Run now from the list: a new run (refused while one is active, said so), then a link to watch it. */
+/**
+ * @param {PipelineSummary} p
+ * @param {ListContext} context
+ */
 function runButton(p, { flash, refresh }) {
   const active = Boolean(p.lastRun && ACTIVE_RUN.includes(p.lastRun.status));
   const button = h('button', { type: 'button', class: 'secondary', id: `run-${p.pipelineId}`, 'data-action': 'run', 'aria-label': `Run ${p.name} now`, 'aria-disabled': active ? 'true' : null, title: active ? 'A run is already active' : null }, 'Run now');
@@ -88,8 +113,9 @@ function runButton(p, { flash, refresh }) {
     if (button.getAttribute('aria-disabled') === 'true') return;
     button.setAttribute('aria-disabled', 'true');
     try {
+      /** @type {import('../types.js').Answer<import('../types.js').ApiPipelineRunAnswer>} */
       const r = await call('POST', userPath(`/v1/sdk/pipelines/${encodeURIComponent(p.pipelineId)}/runs/`), { expect: [202, 409] });
-      if (r.status === 409) render(flash, notice('warn', h('strong', {}, 'Not started. '), r.body?.message ?? 'This pipeline already has an active run.'));
+      if (r.status === 409) render(flash, notice('warn', h('strong', {}, 'Not started. '), /** @type {import('../types.js').ErrorAnswer | null} */ (r.body)?.message ?? 'This pipeline already has an active run.'));
       else {
         const run = r.body.run;
         render(flash, notice('ok', `Run ${run.runId} of ${p.name} started. `, h('a', { href: `#/runs/${encodeURIComponent(run.runId)}`, id: 'watch-list-run' }, 'Watch it live')));

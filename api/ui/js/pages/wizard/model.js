@@ -17,7 +17,10 @@ export function modelStep(ctx) {
   const dashBox = h('div', { class: 'grid2' });
   const summaryBox = h('div', { class: 'summary-box' });
   const preview = h('div', { id: 'dashboard-preview' });
-  const paintPreview = () => render(preview, s.dashboard && s.measure && s.dimension ? [h('h3', {}, 'Preview'), dashboardPreview(onboardingPackage(s, PLANNED_CONNECTION).dashboards?.[0])] : null);
+  const paintPreview = () => {
+    const spec = s.dashboard && s.measure && s.dimension ? onboardingPackage(s, PLANNED_CONNECTION).dashboards?.[0] : undefined;
+    render(preview, spec ? [h('h3', {}, 'Preview'), dashboardPreview(spec)] : null);
+  };
   const paintDash = () => {
     settleChart(ctx);
     const cols = s.columns ?? [];
