@@ -15,6 +15,7 @@ const CONNECTION_ID = new RegExp(CLIENT_LIMITS.connectionId.pattern);
  * original's connection belongs to the original client and is refused.
  */
 export function importPage() {
+  /** The package file as read (any JSON object: the server checks it). @type {Record<string, unknown> | null} */
   let pkg = null;
   let idState = 'empty'; // free | retry | taken | checking | error
   const file = h('input', { type: 'file', name: 'package', accept: '.json,application/json' });
@@ -53,6 +54,7 @@ export function importPage() {
   sourceExisting.addEventListener('change', paintSource);
 
   const paintId = () => {
+    /** @type {Record<string, HTMLElement>} */
     const texts = {
       checking: notice('info', 'Checking…'),
       free: notice('ok', `${asId.value.trim().toUpperCase()} is free.`),
@@ -67,6 +69,7 @@ export function importPage() {
     const want = asId.value.trim().toUpperCase();
     if (!isClientId(want)) return;
     try {
+      /** @type {import('../types.js').Answer<import('../types.js').ApiClientRead>} */
       const r = await call('GET', userPath(`/v1/bi/admin/clients/${encodeURIComponent(want)}/`), { expect: [200, 404] });
       if (want !== asId.value.trim().toUpperCase()) return;
       idState = r.status === 404 ? 'free' : r.body.client?.status === 'ACTIVE' ? 'taken' : 'retry';
@@ -90,7 +93,11 @@ export function importPage() {
   const submit = h('button', { type: 'submit', id: 'import', disabled: true }, 'Import');
   const controls = () => [asId, asName, asConnection, ...Object.values(conn)];
 
+  /** @type {Record<string, {maxLength?: number, pattern?: string}>} */
+  const limits = CONNECTION_LIMITS;
+  /** @returns {{control: HTMLElement, message: string}[]} */
   const validate = () => {
+    /** @type {{control: HTMLElement, message: string}[]} */
     const problems = [];
     const clientId = asId.value.trim().toUpperCase();
     if (!isClientId(clientId)) problems.push({ control: asId, message: 'Client ID: use 1 to 64 letters, digits, "_" or "-", starting with a letter or digit.' });
@@ -99,21 +106,26 @@ export function importPage() {
     if (!name.trim()) problems.push({ control: asName, message: 'Display name is required.' });
     else if (name.length > CLIENT_LIMITS.clientName.maxLength) problems.push({ control: asName, message: `Display name must be at most ${CLIENT_LIMITS.clientName.maxLength} characters (it has ${name.length}).` });
     if (sourceNew.checked) {
-      for (const k of ['host', 'database', 'schema', 'username']) {
+      for (const k of /** @type {const} */ (['host', 'database', 'schema', 'username'])) {
         const v = conn[k].value.trim();
+        const max = limits[k]?.maxLength;
         if (!v) problems.push({ control: conn[k], message: `${conn[k].closest('.field')?.querySelector('label')?.textContent ?? k} is required.` });
-        else if (CONNECTION_LIMITS[k]?.maxLength && v.length > CONNECTION_LIMITS[k].maxLength) problems.push({ control: conn[k], message: `${k} must be at most ${CONNECTION_LIMITS[k].maxLength} characters.` });
+        else if (max && v.length > max) problems.push({ control: conn[k], message: `${k} must be at most ${max} characters.` });
       }
     } else {
       const connectionId = asConnection.value.trim();
       if (!connectionId || !CONNECTION_ID.test(connectionId)) problems.push({ control: asConnection, message: 'Data source: enter a connection ID of the shape D####A#####, or choose a new data source.' });
-      else if (isCopy() && connectionId === String(pkg.connectionId ?? '')) {
-        problems.push({ control: asConnection, message: `Data source: ${connectionId} belongs to ${pkg.clientId}; a copy under another ID needs its own connection.` });
+      else if (isCopy() && connectionId === String(pkg?.connectionId ?? '')) {
+        problems.push({ control: asConnection, message: `Data source: ${connectionId} belongs to ${pkg?.clientId}; a copy under another ID needs its own connection.` });
       }
     }
     return problems;
   };
   let shown = false;
+  /**
+   * @param {{control: HTMLElement, message: string}[]} problems
+   * @param {boolean} focus
+   */
   const paintProblems = (problems, focus) => {
     const box = showProblems(controls(), problems);
     render(summaryBox, box);
@@ -134,7 +146,7 @@ export function importPage() {
       const parsed = JSON.parse(await f.text());
       const candidate = parsed && typeof parsed === 'object' && parsed.package && typeof parsed.package === 'object' ? parsed.package : parsed;
       if (!candidate || typeof candidate !== 'object' || Array.isArray(candidate)) throw new Error('not an onboarding package (expected a JSON object)');
-      pkg = candidate;
+      pkg = /** @type {Record<string, unknown>} */ (candidate);
     } catch (err) {
       return render(summary, notice('bad', `${f.name} cannot be read: ${errorText(err)}`));
     }
@@ -149,10 +161,10 @@ export function importPage() {
     render(summary, h('dl', { class: 'facts' },
       h('dt', {}, 'File'), h('dd', {}, f.name),
       h('dt', {}, 'Client'), h('dd', {}, `${pkg.clientId ?? '—'} — ${pkg.clientName ?? '—'}`),
-      h('dt', {}, 'Connection'), h('dd', { class: 'mono' }, pkg.connectionId ?? '—'),
-      h('dt', {}, 'Core model'), h('dd', { class: 'mono' }, pkg.coreModelId ?? '—'),
-      h('dt', {}, 'VDMs'), h('dd', {}, vdms.map((v) => v?.name ?? '?').join(', ') || '—'),
-      h('dt', {}, 'Dashboards'), h('dd', {}, dashboards.map((d) => d?.name ?? '?').join(', ') || 'none')));
+      h('dt', {}, 'Connection'), h('dd', { class: 'mono' }, String(pkg.connectionId ?? '—')),
+      h('dt', {}, 'Core model'), h('dd', { class: 'mono' }, String(pkg.coreModelId ?? '—')),
+      h('dt', {}, 'VDMs'), h('dd', {}, vdms.map((/** @type {{name?: unknown} | null} */ v) => v?.name ?? '?').join(', ') || '—'),
+      h('dt', {}, 'Dashboards'), h('dd', {}, dashboards.map((/** @type {{name?: unknown} | null} */ d) => d?.name ?? '?').join(', ') || 'none')));
     submit.disabled = false;
   });
 
@@ -188,6 +200,7 @@ export function importPage() {
           name: `${clientName} warehouse`.slice(0, 512), description: `Data source of client ${clientId}`, owner: clientId,
         }
       : undefined;
+    /** @type {Record<string, unknown>} */
     const body = { ...pkg, clientId, clientName, connectionId: connection ? 'D0000A00000' : asConnection.value.trim() };
     const progress = new Progress(clientSteps({ withConnection: Boolean(connection), withDashboards: Array.isArray(body.dashboards) && body.dashboards.length > 0 }));
     render(progressBox, h('h2', {}, 'Progress'), progress.el);
