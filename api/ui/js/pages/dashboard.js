@@ -6,7 +6,12 @@ import { inlineFacts } from '../components/facts.js';
 
 const enc = encodeURIComponent;
 
-/** A dashboard's address, optionally at a section and a chart (a drill-down target). */
+/**
+ * A dashboard's address, optionally at a section and a chart (a drill-down target).
+ * @param {string} facadeId
+ * @param {string} [section]
+ * @param {string} [chart]
+ */
 export function dashboardHref(facadeId, section, chart) {
   const qs = new URLSearchParams();
   if (section) qs.set('section', section);
@@ -15,16 +20,24 @@ export function dashboardHref(facadeId, section, chart) {
 }
 
 /** A dashboard (`#/dashboards/<facadeId>?section=&chart=`): its layout drawn from the stored grid. */
+/**
+ * @param {string} facadeId
+ * @param {URLSearchParams} query
+ */
 export function dashboardPage(facadeId, query) {
+  /** @returns {Promise<{missing: string} | (import('../types.js').ApiDashboardRead & {missing?: undefined, ownerName: string | undefined})>} */
   const load = async () => {
+    /** @type {import('../types.js').Answer<import('../types.js').ApiDashboardRead>} */
     const r = await call('GET', userPath(`/v1/sdk/dashboards/${enc(facadeId)}/`), { expect: [200, 404] });
-    if (r.status !== 200) return { missing: r.body?.error ?? `Dashboard ${facadeId} not found` };
+    if (r.status !== 200) return { missing: /** @type {import('../types.js').ErrorAnswer | null} */ (r.body)?.error ?? `Dashboard ${facadeId} not found` };
     // The owner by its display name (the ID stays in the link's address).
+    /** @type {import('../types.js').Answer<import('../types.js').ApiClientRead> | null} */
     const owner = r.body.owner ? await call('GET', userPath(`/v1/bi/admin/clients/${enc(r.body.owner)}/`), { expect: [200, 404] }).catch(() => null) : null;
     return { ...r.body, ownerName: owner?.status === 200 ? owner.body.client?.clientName : undefined };
   };
+  /** @param {Awaited<ReturnType<typeof load>>} body */
   const draw = (body) => {
-    if (body.missing) {
+    if (body.missing !== undefined) {
       return h('div', { class: 'panel empty-state', id: 'dashboard-missing' },
         h('h1', { id: 'dashboard-h' }, `Dashboard ${facadeId}`),
         h('div', { class: 'notice bad', role: 'alert' }, body.missing),
@@ -37,7 +50,8 @@ export function dashboardPage(facadeId, query) {
       crumb.classList.remove('mono');
     }
     const charts = d.sections.reduce((n, s) => n + s.charts.length, 0);
-    const layout = dashboardLayout(d, {
+    // The stored grid is complete: the applier placed every chart (the schema's grid type leaves its fields optional).
+    const layout = dashboardLayout(/** @type {Parameters<typeof dashboardLayout>[0]} */ (d), {
       section: query.get('section') ?? undefined,
       chart: query.get('chart') ?? undefined,
       idPrefix: 'dash',

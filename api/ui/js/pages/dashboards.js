@@ -3,15 +3,21 @@ import { field, fmtDate, h, render } from '../dom.js';
 import { asyncView } from '../components/async-view.js';
 import { chartIcon, chartTypeName } from '../components/chart-icon.js';
 
+/** @typedef {import('../types.js').ApiDashboardSummary} DashboardSummary */
+
 const enc = encodeURIComponent;
 
 /**
  * Dashboards (`#/dashboards?client=ACME&q=sales`): every dashboard the user may see (a member: those
  * of their granted clients), filtered by client and name; clients shown by their display names.
+ * @param {URLSearchParams} query
+ * @param {{member?: boolean}} [options]
  */
 export function dashboardsPage(query, { member = false } = {}) {
   const state = { client: (query.get('client') ?? '').toUpperCase(), q: query.get('q') ?? '' };
+  /** @param {{dashboards: DashboardSummary[], names: Map<string, string>}} data */
   const draw = ({ dashboards, names }) => {
+    /** @param {string} id */
     const nameOf = (id) => names.get(id) || id;
     const owners = [...new Set(dashboards.map((d) => d.owner ?? ''))].sort((a, b) => nameOf(a).localeCompare(nameOf(b)));
     const client = h('select', { name: 'client' },
@@ -51,6 +57,7 @@ export function dashboardsPage(query, { member = false } = {}) {
 
 /** The dashboards the caller may see and the display names of their clients. */
 async function loadDashboards() {
+  /** @type {[import('../types.js').Answer<import('../types.js').ApiDashboardList>, {body: Pick<import('../types.js').ApiClientList, 'data'>}]} */
   const [dashboards, clients] = await Promise.all([
     call('GET', userPath('/v1/bi/admin/dashboards/')),
     call('GET', `${userPath('/v1/bi/admin/clients/')}?limit=1000`).catch(() => ({ body: { data: [] } })),
@@ -58,6 +65,10 @@ async function loadDashboards() {
   return { dashboards: dashboards.body.dashboards, names: new Map((clients.body.data ?? []).map((c) => [c.clientId, c.clientName])) };
 }
 
+/**
+ * @param {number} total
+ * @param {boolean} member
+ */
 function emptyState(total, member) {
   return h('div', { class: 'panel empty-state' },
     h('h2', {}, total ? 'No dashboard matches' : 'No dashboards yet'),
@@ -65,6 +76,10 @@ function emptyState(total, member) {
     total || member ? null : h('a', { class: 'button', href: '#/new' }, 'Onboard a client'));
 }
 
+/**
+ * @param {DashboardSummary[]} rows
+ * @param {(id: string) => string} nameOf
+ */
 function table(rows, nameOf) {
   return h('div', { class: 'table-wrap panel flush' },
     h('table', { id: 'dashboards-table' },
