@@ -5,6 +5,7 @@ import { confirmDialog, field, fmtDate, h, notice, render, setFieldError } from 
  * API keys: create (label, expiry, client; shown once with Copy), list, revoke. `me` (the session
  * answer) decides the client field: a member's key must name one of their granted clients (the
  * server refuses any other), an admin's may name any client of the registry or none.
+ * @param {import('../types.js').ApiSettingsSession} me
  */
 export function keysPage(me) {
   const member = me?.role === 'member';
@@ -21,6 +22,7 @@ export function keysPage(me) {
   const load = async () => {
     listBox.setAttribute('aria-busy', 'true');
     try {
+      /** @type {import('../types.js').Answer<import('../types.js').ApiApiKeyList>} */
       const r = await call('GET', userPath('/v1/api-keys/'));
       render(listBox, keyTable(r.body.keys ?? [], load));
     } catch (err) {
@@ -31,7 +33,7 @@ export function keysPage(me) {
   };
   // Client names: the member's granted ones get theirs in the select, an admin's datalist every client.
   call('GET', `${userPath('/v1/bi/admin/clients/')}?limit=1000`)
-    .then((r) => {
+    .then((/** @type {import('../types.js').Answer<import('../types.js').ApiClientList>} */ r) => {
       const clients = (r.body.data ?? []).filter((c) => c.status !== 'DELETED');
       if (!member) return render(tenants, clients.map((c) => h('option', { value: c.clientId }, c.clientName)));
       const names = new Map(clients.map((c) => [c.clientId, c.clientName]));
@@ -63,10 +65,12 @@ export function keysPage(me) {
       return;
     }
     submit.disabled = true;
+    /** @type {import('../types.js').ApiApiKeyRequest} */
     const body = { label: label.value.trim() };
     if (expires.value) body.expiresAt = `${expires.value}T23:59:59.999Z`;
     if (tenant.value.trim()) body.clientId = tenant.value.trim().toUpperCase();
     try {
+      /** @type {import('../types.js').Answer<import('../types.js').ApiApiKeyCreated>} */
       const r = await call('POST', userPath('/v1/api-keys/'), { body, expect: [200, 201] });
       render(created, shownOnce(r.body));
       form.reset();
@@ -93,6 +97,7 @@ export function keysPage(me) {
     listBox);
 }
 
+/** @param {import('../types.js').ApiApiKeyCreated} k */
 function shownOnce(k) {
   const text = h('input', { type: 'text', readonly: true, value: k.apiKey, id: 'api-key-value', 'aria-label': 'New API key', class: 'mono' });
   const copied = h('span', { 'aria-live': 'polite' });
@@ -117,15 +122,27 @@ function shownOnce(k) {
   return box;
 }
 
-/** A key's state as shown: active, revoked or expired. */
+/**
+ * A key's state as shown: active, revoked or expired.
+ * @param {Pick<import('../types.js').ApiApiKeyInfo, 'revoked' | 'expiresAt'>} k
+ */
 export function keyState(k) {
   if (k.revoked) return 'revoked';
   if (k.expiresAt && new Date(k.expiresAt).getTime() <= Date.now()) return 'expired';
   return 'active';
 }
 
+/**
+ * @param {import('../types.js').ApiApiKeyInfo[]} keys
+ * @param {() => Promise<void>} reload
+ */
 function keyTable(keys, reload) {
   if (!keys.length) return h('p', { class: 'panel' }, 'No keys yet.');
+  /**
+   * @param {import('../types.js').ApiApiKeyInfo} k
+   * @param {string} state
+   * @param {HTMLElement} actions
+   */
   const cells = (k, state, actions) => [
     actions,
     h('td', { class: 'mono', 'data-label': 'Prefix' }, k.keyPrefix),

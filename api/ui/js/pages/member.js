@@ -10,17 +10,28 @@ import { keysPage } from './keys.js';
 import { lastRunCell } from './pipelines.js';
 
 /** The member's own navigation (the top bar's settings links are for admins). */
+/** @param {'home' | 'dashboards' | 'keys'} current */
 function memberTabs(current) {
+  /**
+   * @param {string} href
+   * @param {string} key
+   * @param {string} label
+   */
   const tab = (href, key, label) => h('a', { href, class: 'tab', 'aria-current': current === key ? 'page' : undefined }, label);
   return h('nav', { class: 'tabs', 'aria-label': 'Your pages' }, tab('#/home', 'home', 'Your clients'), tab('#/dashboards', 'dashboards', 'Dashboards'), tab('#/keys', 'keys', 'API keys'));
 }
 
 /** The API keys page, with the member's tabs (the client field lists their granted clients). */
+/** @param {import('../types.js').ApiSettingsSession} me */
 export function memberKeysPage(me) {
   return h('div', {}, memberTabs('keys'), keysPage(me));
 }
 
 /** The dashboards of the member's clients, or one of them, with the member's tabs. */
+/**
+ * @param {string | null} facadeId
+ * @param {URLSearchParams} query
+ */
 export function memberDashboardsPage(facadeId, query) {
   return h('div', {}, memberTabs('dashboards'), facadeId ? dashboardPage(facadeId, query) : dashboardsPage(query, { member: true }));
 }
@@ -28,9 +39,14 @@ export function memberDashboardsPage(facadeId, query) {
 const readOnly = () => h('span', { class: 'tag', title: 'Members see their clients; changes are made by administrators' }, 'Read-only');
 
 /** A member's home: the clients granted to them (read-only). */
+/** @param {import('../types.js').ApiSettingsSession} me */
 export function memberHomePage(me) {
   const box = h('div', { id: 'member-clients' });
-  loadInto(box, async () => (await call('GET', `${userPath('/v1/bi/admin/clients/')}?limit=1000`)).body.data ?? [], (clients) => {
+  loadInto(box, async () => {
+    /** @type {import('../types.js').Answer<import('../types.js').ApiClientList>} */
+    const r = await call('GET', `${userPath('/v1/bi/admin/clients/')}?limit=1000`);
+    return r.body.data ?? [];
+  }, (clients) => {
     if (!clients.length) return emptyState('No clients granted to you yet', 'Ask an administrator to grant you the clients you work on. Your API keys are under API keys.', h('a', { class: 'button secondary', href: '#/keys' }, 'API keys'));
     return dataTable({
       caption: 'Your clients',
@@ -57,9 +73,11 @@ export function memberHomePage(me) {
 }
 
 /** A granted client, read-only: its registry record and its pipelines with their last runs. */
+/** @param {string} clientId */
 export function memberClientPage(clientId) {
   const box = h('div', { id: 'member-client' });
   loadInto(box, async () => {
+    /** @type {[import('../types.js').Answer<import('../types.js').ApiClientRead>, import('../types.js').Answer<import('../types.js').ApiPipelineList>, {body: Pick<import('../types.js').ApiDashboardList, 'dashboards'>}]} */
     const [client, pipelines, dashboards] = await Promise.all([
       call('GET', userPath(`/v1/bi/admin/clients/${encodeURIComponent(clientId)}/`)),
       call('GET', userPath('/v1/bi/admin/pipelines/')),
@@ -75,6 +93,7 @@ export function memberClientPage(clientId) {
       crumb.textContent = c.clientName || c.clientId;
       crumb.classList.remove('mono');
     }
+    /** @type {[string, import('../types.js').Child][]} */
     const facts = [
       ['Client ID', h('span', { class: 'mono' }, c.clientId)], ['Status', statusBadge(c.status === 'ACTIVE' ? 'active' : c.status === 'FAILED' ? 'failed' : 'off', c.status)],
       ['Description', c.description || '—'], ['Connection', h('span', { class: 'mono' }, c.dbId ?? '—')], ['Client model', h('span', { class: 'mono' }, c.modelId ?? '—')],

@@ -8,11 +8,13 @@ import { keyState } from './keys.js';
  * Every user's API keys (admins, `GET /v1/bi/admin/api-keys/{userId}`): whose, for which client,
  * last use, state; any working key can be revoked. `names()`: client ID → display name.
  * The section reloads on a `reload` event (a user deleted: their keys were revoked).
+ * @param {() => Map<string, string>} names
  */
 export function allKeysSection(names) {
   const box = h('div', { id: 'all-keys-list' });
   const status = h('div', { 'aria-live': 'polite', id: 'all-keys-status' });
   const filter = { user: '', state: 'active' };
+  /** @type {import('../types.js').ApiOwnedApiKeyInfo[]} */
   let keys = [];
   const userSelect = h('select', { name: 'key-user' });
   const stateSelect = h('select', { name: 'key-state' }, [['active', 'Working'], ['', 'All'], ['revoked', 'Revoked'], ['expired', 'Expired']].map(([v, l]) => h('option', { value: v, selected: v === filter.state }, l)));
@@ -22,6 +24,7 @@ export function allKeysSection(names) {
     const rows = keys.filter((k) => (!filter.user || k.userId === filter.user) && (!filter.state || keyState(k) === filter.state));
     if (!keys.length) return emptyState('No API keys yet', 'Keys appear here when a user creates one under API keys.');
     if (!rows.length) return emptyState('No key matches', 'Change the user or state filter.');
+    /** @param {string | null} clientId */
     const label = (clientId) => (clientId ? `${names().get(clientId) ?? clientId} (${clientId})` : 'All clients');
     return dataTable({
       caption: 'API keys of every user',
@@ -69,7 +72,9 @@ export function allKeysSection(names) {
   userSelect.addEventListener('change', () => { filter.user = userSelect.value; repaint(); });
   stateSelect.addEventListener('change', () => { filter.state = stateSelect.value; repaint(); });
   const reload = loadInto(box, async () => {
-    keys = (await call('GET', userPath('/v1/bi/admin/api-keys/'))).body.keys ?? [];
+    /** @type {import('../types.js').Answer<import('../types.js').ApiOwnedApiKeyList>} */
+    const r = await call('GET', userPath('/v1/bi/admin/api-keys/'));
+    keys = r.body.keys ?? [];
     return keys;
   }, draw, { what: 'API keys' });
   const section = h('section', { 'aria-labelledby': 'all-keys-h', class: 'all-keys' },
