@@ -5,6 +5,7 @@ import { deleteConnection } from './connections.js';
 import { objectHref } from './object.js';
 
 /** The fields the form edits, per vendor (what a Connection manifest says; the password apart). */
+/** @type {Record<string, [string, string][]>} */
 const FIELDS = {
   SNOWFLAKE: [['name', 'Name'], ['accountUrl', 'Account URL'], ['warehouse', 'Warehouse'], ['database', 'Database'], ['schema', 'Schema'], ['username', 'Username']],
   POSTGRESQL: [['name', 'Name'], ['host', 'Host'], ['port', 'Port'], ['database', 'Database'], ['schema', 'Schema'], ['username', 'Username']],
@@ -14,17 +15,22 @@ const FIELDS = {
  * Edit a connection (`#/connections/<ID>`): its manifest's fields, a password that is never
  * filled in (blank keeps the stored one), Save through the server's one write path, and Delete
  * (refused while anything uses it, the users listed).
+ * @param {string} connectionId
  */
 export function connectionEditPage(connectionId) {
   const box = h('div', { id: 'connection-edit' });
   const flash = h('div', { id: 'connection-flash', 'aria-live': 'polite' });
   loadInto(box, async () => {
-    const list = (await call('GET', userPath('/v1/bi/admin/connections/'))).body.connections;
+    /** @type {import('../types.js').Answer<import('../types.js').ApiConnectionList>} */
+    const listed = await call('GET', userPath('/v1/bi/admin/connections/'));
+    const list = listed.body.connections;
     const c = list.find((x) => x.connectionId === connectionId);
     if (!c) throw new ApiError(404, null, `Connection ${connectionId} not found`);
     const key = c.manifestKey;
     const editable = typeof key === 'string' && key.startsWith('Connection/');
-    const object = editable ? (await call('GET', `/v1/reconciler/objects/Connection/${encodeURIComponent(key.slice('Connection/'.length))}`)).body.object : null;
+    /** @type {import('../types.js').Answer<import('../types.js').ApiObjectView> | null} */
+    const read = editable ? await call('GET', `/v1/reconciler/objects/Connection/${encodeURIComponent(key.slice('Connection/'.length))}`) : null;
+    const object = read ? read.body.object : null;
     return { c, object };
   }, (data) => form(data, flash), { what: `connection ${connectionId}` });
   return h('section', { 'aria-labelledby': 'connection-h' },
@@ -34,6 +40,10 @@ export function connectionEditPage(connectionId) {
     box);
 }
 
+/**
+ * @param {{c: import('../types.js').ApiConnectionSummary, object: import('../types.js').ApiObjectView['object'] | null}} data
+ * @param {HTMLElement} flash
+ */
 function form({ c, object }, flash) {
   const heading = document.getElementById('connection-h');
   if (heading) heading.textContent = `Edit ${c.name || c.connectionId}`;
@@ -48,8 +58,10 @@ function form({ c, object }, flash) {
   if (object.generatedBy) {
     return h('div', {}, notice('warn', h('strong', {}, 'Generated. '), `${object.generatedBy} generates this connection: change the ClientSet or its inputs.`), h('div', { class: 'actions' }, h('a', { class: 'button secondary', href: objectHref(object.key) }, 'Manifest and history')));
   }
-  const spec = object.desired?.spec ?? {};
-  const vendor = spec.vendor ?? c.vendor;
+  /** @type {Record<string, unknown>} */
+  const spec = /** @type {Record<string, unknown> | undefined} */ (object.desired?.spec) ?? {};
+  const vendor = String(spec.vendor ?? c.vendor);
+  /** @type {Record<string, HTMLInputElement>} */
   const controls = {};
   const fields = (FIELDS[vendor] ?? FIELDS.SNOWFLAKE).map(([name, label]) => {
     const input = h('input', { type: name === 'port' ? 'number' : 'text', name, id: `conn-${name}`, autocomplete: 'off', value: spec[name] === undefined ? '' : String(spec[name]) });
@@ -67,9 +79,11 @@ function form({ c, object }, flash) {
   const summary = h('div', { id: 'connection-problems' });
   const save = h('button', { type: 'submit', id: 'save-connection' }, 'Save');
   const initial = Object.fromEntries(Object.entries(controls).map(([k, el]) => [k, el.value]));
+  /** @param {SubmitEvent} e */
   const onSubmit = async (e) => {
     e.preventDefault();
     // Only what changed is sent: fields left out keep their value on the server.
+    /** @type {Record<string, string | number>} */
     const body = {};
     for (const [k, el] of Object.entries(controls)) {
       if (k === 'password') continue;
@@ -79,6 +93,7 @@ function form({ c, object }, flash) {
     save.setAttribute('aria-disabled', 'true');
     save.textContent = 'Saving…';
     try {
+      /** @type {import('../types.js').Answer<import('../types.js').ApiConnectionTested>} */
       const r = await call('PATCH', userPath(`/v1/bi/admin/connections/${encodeURIComponent(c.connectionId)}/`), { body });
       password.value = '';
       render(summary);
