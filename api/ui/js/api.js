@@ -145,9 +145,9 @@ async function send(method, path, body, session, contentType) {
  * is sent as it is (a YAML text), not as JSON.
  *
  * The body's type is the caller's to name, from the generated schema types (types.d.ts):
- * a JSDoc `@type {Answer<ApiClientList>}` on the constant that awaits the call infers `T`;
- * unnamed, it is `any`.
- * @template [T=any]
+ * a JSDoc `@type {Answer<ApiClientList>}` on the constant that awaits the call (or
+ * `@type {Promise<Answer<…>>}` on the promise) infers `T`; unnamed, the body is `unknown`.
+ * @template [T=unknown]
  * @param {string} method
  * @param {string} path
  * @param {{body?: unknown, expect?: readonly number[], contentType?: string}} [options]

@@ -133,7 +133,9 @@ export async function runOnboarding({ connection, pkg, progress }) {
  */
 async function auditOf(clientId) {
   try {
-    return (await call('GET', userPath(`/v1/bi/admin/clients/${encodeURIComponent(clientId)}/audit/`))).body.audit ?? null;
+    /** @type {import('./types.js').Answer<import('./types.js').ApiClientAudit>} */
+    const r = await call('GET', userPath(`/v1/bi/admin/clients/${encodeURIComponent(clientId)}/audit/`));
+    return r.body.audit ?? null;
   } catch {
     return null;
   }

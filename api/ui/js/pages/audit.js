@@ -60,9 +60,11 @@ export function auditPage(query) {
   exportButton.addEventListener('click', () => void exportNdjson(filters(), exportButton, exportStatus));
 
   // Usernames for the user actors (the IDs stay beside them); a failed read leaves the IDs alone.
+  /** @type {Promise<import('../types.js').Answer<import('../types.js').ApiUserList>>} */
+  const users = call('GET', userPath('/v1/bi/admin/users/'));
   /** @type {Promise<UserNames>} */
-  const names = call('GET', userPath('/v1/bi/admin/users/'))
-    .then((/** @type {import('../types.js').Answer<import('../types.js').ApiUserList>} */ r) => new Map((r.body.users ?? []).map((u) => [u.userId, u.username])))
+  const names = users
+    .then((r) => new Map((r.body.users ?? []).map((u) => [u.userId, u.username])))
     .catch(() => new Map());
 
   let seq = 0;
@@ -122,7 +124,9 @@ function fetchPage(qs, cursor, limit) {
   const q = new URLSearchParams(qs);
   q.set('limit', String(limit));
   if (cursor !== null) q.set('cursor', String(cursor));
-  return call('GET', `${userPath('/v1/bi/admin/audit/')}?${q}`).then((r) => r.body);
+  /** @type {Promise<import('../types.js').Answer<AuditPage>>} */
+  const read = call('GET', `${userPath('/v1/bi/admin/audit/')}?${q}`);
+  return read.then((r) => r.body);
 }
 
 const COLUMNS = [{ label: 'Seq', class: 'num' }, { label: 'Time' }, { label: 'Actor' }, { label: 'Action' }, { label: 'Client' }, { label: 'Object' }, { label: 'Result' }];

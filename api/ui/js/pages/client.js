@@ -26,11 +26,11 @@ export function clientDetailPage(rawId, _query, me) {
   const canAct = Boolean(me?.settings);
   const flash = h('div', { id: 'client-flash' });
   const load = async () => {
-    /** @type {[import('../types.js').Answer<Resources | import('../types.js').ApiErrorBody>, import('../types.js').Answer<import('../types.js').ApiClientRead | import('../types.js').ApiErrorBody>]} */
-    const [res, read] = await Promise.all([
-      call('GET', userPath(`/v1/bi/admin/clients/${enc(clientId)}/resources/`), { expect: [200, 404] }),
-      call('GET', userPath(`/v1/bi/admin/clients/${enc(clientId)}/`), { expect: [200, 404] }),
-    ]);
+    /** @type {Promise<import('../types.js').Answer<Resources | import('../types.js').ApiErrorBody>>} */
+    const resources = call('GET', userPath(`/v1/bi/admin/clients/${enc(clientId)}/resources/`), { expect: [200, 404] });
+    /** @type {Promise<import('../types.js').Answer<import('../types.js').ApiClientRead | import('../types.js').ApiErrorBody>>} */
+    const record = call('GET', userPath(`/v1/bi/admin/clients/${enc(clientId)}/`), { expect: [200, 404] });
+    const [res, read] = await Promise.all([resources, record]);
     return {
       res: res.status === 200 ? /** @type {Resources} */ (res.body) : null,
       notFound: res.status === 404 ? /** @type {import('../types.js').ApiErrorBody | null} */ (res.body)?.error ?? null : null,
@@ -292,6 +292,7 @@ async function retry(button, own, flash, reload) {
 async function exportClient(button, clientId, flash) {
   button.disabled = true;
   try {
+    /** @type {import('../types.js').Answer<{package?: unknown}>} */
     const r = await call('GET', userPath(`/v1/bi/admin/clients/${enc(clientId)}/export/`));
     download(`${clientId}.json`, r.body?.package ?? r.body);
     flash.replaceChildren(notice('ok', `Exported ${clientId}.json: the onboarding package that recreates this client.`));

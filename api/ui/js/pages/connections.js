@@ -160,8 +160,9 @@ export async function deleteConnection(c, { flash, reload, after }) {
     confirmLabel: 'Delete connection',
     id: 'delete-connection-dialog',
     action: async () => {
+      /** @type {import('../types.js').Answer<import('../types.js').ApiConnectionDeleted | import('../types.js').ApiConnectionInUse>} */
       const r = await call('DELETE', userPath(`/v1/bi/admin/connections/${encodeURIComponent(c.connectionId)}/`), { expect: [200, 409] });
-      if (r.status === 409) refusal.body = r.body;
+      if (r.status === 409) refusal.body = /** @type {import('../types.js').ApiConnectionInUse} */ (r.body);
     },
   });
   if (!yes) return;

@@ -31,8 +31,9 @@ export function dashboardPage(facadeId, query) {
     const r = await call('GET', userPath(`/v1/sdk/dashboards/${enc(facadeId)}/`), { expect: [200, 404] });
     if (r.status !== 200) return { missing: /** @type {import('../types.js').ErrorAnswer | null} */ (r.body)?.error ?? `Dashboard ${facadeId} not found` };
     // The owner by its display name (the ID stays in the link's address).
-    /** @type {import('../types.js').Answer<import('../types.js').ApiClientRead> | null} */
-    const owner = r.body.owner ? await call('GET', userPath(`/v1/bi/admin/clients/${enc(r.body.owner)}/`), { expect: [200, 404] }).catch(() => null) : null;
+    /** @type {Promise<import('../types.js').Answer<import('../types.js').ApiClientRead> | null>} */
+    const ownerRead = r.body.owner ? call('GET', userPath(`/v1/bi/admin/clients/${enc(r.body.owner)}/`), { expect: [200, 404] }) : Promise.resolve(null);
+    const owner = await ownerRead.catch(() => null);
     return { ...r.body, ownerName: owner?.status === 200 ? owner.body.client?.clientName : undefined };
   };
   /** @param {Awaited<ReturnType<typeof load>>} body */

@@ -57,11 +57,11 @@ export function dashboardsPage(query, { member = false } = {}) {
 
 /** The dashboards the caller may see and the display names of their clients. */
 async function loadDashboards() {
-  /** @type {[import('../types.js').Answer<import('../types.js').ApiDashboardList>, {body: Pick<import('../types.js').ApiClientList, 'data'>}]} */
-  const [dashboards, clients] = await Promise.all([
-    call('GET', userPath('/v1/bi/admin/dashboards/')),
-    call('GET', `${userPath('/v1/bi/admin/clients/')}?limit=1000`).catch(() => ({ body: { data: [] } })),
-  ]);
+  /** @type {Promise<import('../types.js').Answer<import('../types.js').ApiDashboardList>>} */
+  const listed = call('GET', userPath('/v1/bi/admin/dashboards/'));
+  /** @type {Promise<{body: Pick<import('../types.js').ApiClientList, 'data'>}>} */
+  const named = call('GET', `${userPath('/v1/bi/admin/clients/')}?limit=1000`);
+  const [dashboards, clients] = await Promise.all([listed, named.catch(() => ({ body: { data: [] } }))]);
   return { dashboards: dashboards.body.dashboards, names: new Map((clients.body.data ?? []).map((c) => [c.clientId, c.clientName])) };
 }
 

@@ -32,8 +32,10 @@ export function keysPage(me) {
     }
   };
   // Client names: the member's granted ones get theirs in the select, an admin's datalist every client.
-  call('GET', `${userPath('/v1/bi/admin/clients/')}?limit=1000`)
-    .then((/** @type {import('../types.js').Answer<import('../types.js').ApiClientList>} */ r) => {
+  /** @type {Promise<import('../types.js').Answer<import('../types.js').ApiClientList>>} */
+  const registry = call('GET', `${userPath('/v1/bi/admin/clients/')}?limit=1000`);
+  registry
+    .then((r) => {
       const clients = (r.body.data ?? []).filter((c) => c.status !== 'DELETED');
       if (!member) return render(tenants, clients.map((c) => h('option', { value: c.clientId }, c.clientName)));
       const names = new Map(clients.map((c) => [c.clientId, c.clientName]));

@@ -1,6 +1,7 @@
 import { ApiError, call, errorText } from '../api.js';
 import { field, h, notice } from '../dom.js';
 
+/** @param {(session: import('../types.js').Session) => Promise<void>} onSignedIn */
 export function loginPage(onSignedIn) {
   const username = h('input', { type: 'text', name: 'username', autocomplete: 'username', required: true, autofocus: true });
   const password = h('input', { type: 'password', name: 'password', autocomplete: 'current-password', required: true });
@@ -17,6 +18,7 @@ export function loginPage(onSignedIn) {
     submit.disabled = true;
     status.replaceChildren();
     try {
+      /** @type {import('../types.js').Answer<import('../types.js').ApiSessionTokens>} */
       const r = await call('POST', '/v1/auth/login', { body: { username: username.value.trim(), password: password.value }, expect: [200] });
       password.value = '';
       await onSignedIn({ userId: r.body.userId, csrfToken: r.body.csrfToken });

@@ -27,11 +27,11 @@ export function manifestsPage(query, me) {
     if (state.phase) qs.set('phase', state.phase);
     history.replaceState(null, '', `#/manifests${qs.size ? `?${qs}` : ''}`);
     // The totals per phase come from the unfiltered list; the table from the filtered one.
-    /** @type {[import('../types.js').Answer<ReconcileStatus>, import('../types.js').Answer<ReconcileStatus> | null]} */
-    const [all, filtered] = await Promise.all([
-      call('GET', '/v1/reconciler/status'),
-      qs.size ? call('GET', `/v1/reconciler/status?${qs}`) : null,
-    ]);
+    /** @type {Promise<import('../types.js').Answer<ReconcileStatus>>} */
+    const everything = call('GET', '/v1/reconciler/status');
+    /** @type {Promise<import('../types.js').Answer<ReconcileStatus>> | null} */
+    const chosen = qs.size ? call('GET', `/v1/reconciler/status?${qs}`) : null;
+    const [all, filtered] = await Promise.all([everything, chosen]);
     return { all: all.body, items: (filtered ?? all).body.items };
   };
   /** @type {ReturnType<typeof asyncView> | undefined} */

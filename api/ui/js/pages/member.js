@@ -77,12 +77,13 @@ export function memberHomePage(me) {
 export function memberClientPage(clientId) {
   const box = h('div', { id: 'member-client' });
   loadInto(box, async () => {
-    /** @type {[import('../types.js').Answer<import('../types.js').ApiClientRead>, import('../types.js').Answer<import('../types.js').ApiPipelineList>, {body: Pick<import('../types.js').ApiDashboardList, 'dashboards'>}]} */
-    const [client, pipelines, dashboards] = await Promise.all([
-      call('GET', userPath(`/v1/bi/admin/clients/${encodeURIComponent(clientId)}/`)),
-      call('GET', userPath('/v1/bi/admin/pipelines/')),
-      call('GET', `${userPath('/v1/bi/admin/dashboards/')}?clientId=${encodeURIComponent(clientId)}`).catch(() => ({ body: { dashboards: [] } })),
-    ]);
+    /** @type {Promise<import('../types.js').Answer<import('../types.js').ApiClientRead>>} */
+    const record = call('GET', userPath(`/v1/bi/admin/clients/${encodeURIComponent(clientId)}/`));
+    /** @type {Promise<import('../types.js').Answer<import('../types.js').ApiPipelineList>>} */
+    const listed = call('GET', userPath('/v1/bi/admin/pipelines/'));
+    /** @type {Promise<{body: Pick<import('../types.js').ApiDashboardList, 'dashboards'>}>} */
+    const drawn = call('GET', `${userPath('/v1/bi/admin/dashboards/')}?clientId=${encodeURIComponent(clientId)}`);
+    const [client, pipelines, dashboards] = await Promise.all([record, listed, drawn.catch(() => ({ body: { dashboards: [] } }))]);
     const c = client.body.client;
     return { c, pipelines: pipelines.body.pipelines.filter((p) => p.owner === c.clientId), dashboards: (dashboards.body.dashboards ?? []).filter((d) => d.owner === c.clientId) };
   }, ({ c, pipelines, dashboards }) => {

@@ -12,7 +12,11 @@ const POLL_MS = 10_000;
  * delivered and failed, the last event, the last result and its error. Read again every few seconds.
  */
 export function notifiersPage() {
-  const load = async () => (await call('GET', '/v1/reconciler/notifiers')).body.notifiers;
+  const load = async () => {
+    /** @type {import('../types.js').Answer<import('../types.js').ApiNotifierDeliveries>} */
+    const r = await call('GET', '/v1/reconciler/notifiers');
+    return r.body.notifiers;
+  };
   const region = polledView({ load, draw: view, label: 'notifiers', id: 'notifiers', ms: POLL_MS });
   return h('section', { 'aria-labelledby': 'notifiers-h', class: 'fleet' },
     h('div', { class: 'page-head' },
@@ -22,6 +26,7 @@ export function notifiersPage() {
     region);
 }
 
+/** @param {import('../types.js').ApiNotifierDelivery[]} list */
 function view(list) {
   if (!list.length) {
     return h('div', { id: 'notifiers-empty' }, emptyState('No notifiers', 'Notifiers come from manifests of kind Notifier (for example notifiers/ops.yaml): a webhook and the events it receives. See docs/console.md.'));

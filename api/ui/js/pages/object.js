@@ -35,8 +35,11 @@ export function objectPage(key) {
   const flash = h('div', { id: 'object-flash', 'aria-live': 'polite' });
   /** @type {() => Promise<void>} */
   const reload = loadInto(box, async () => {
-    /** @type {[import('../types.js').Answer<import('../types.js').ApiObjectView>, import('../types.js').Answer<import('../types.js').ApiObjectHistory>]} */
-    const [o, hist] = await Promise.all([call('GET', objectPath(key)), call('GET', objectPath(key, '/history'))]);
+    /** @type {Promise<import('../types.js').Answer<import('../types.js').ApiObjectView>>} */
+    const read = call('GET', objectPath(key));
+    /** @type {Promise<import('../types.js').Answer<import('../types.js').ApiObjectHistory>>} */
+    const past = call('GET', objectPath(key, '/history'));
+    const [o, hist] = await Promise.all([read, past]);
     return { object: o.body.object, history: hist.body.history };
   }, (data) => view(data, flash, () => reload()), { what: key });
   return h('section', { 'aria-labelledby': 'object-h' },

@@ -21,12 +21,13 @@ export function pipelinePage(pipelineId) {
   const box = h('div', { id: 'pipeline' });
   /** @type {() => Promise<void>} */
   const reload = loadInto(box, async () => {
-    /** @type {[import('../types.js').Answer<import('../types.js').ApiPipelineRead>, RunListAnswer, import('../types.js').Answer<import('../types.js').ApiReconcileStatus>]} */
-    const [p, runs, status] = await Promise.all([
-      call('GET', userPath(`/v1/sdk/pipelines/${encodeURIComponent(pipelineId)}/`)),
-      call('GET', `${runsPath(pipelineId)}?limit=20`),
-      call('GET', '/v1/reconciler/status?kind=Pipeline'),
-    ]);
+    /** @type {Promise<import('../types.js').Answer<import('../types.js').ApiPipelineRead>>} */
+    const read = call('GET', userPath(`/v1/sdk/pipelines/${encodeURIComponent(pipelineId)}/`));
+    /** @type {Promise<RunListAnswer>} */
+    const history = call('GET', `${runsPath(pipelineId)}?limit=20`);
+    /** @type {Promise<import('../types.js').Answer<import('../types.js').ApiReconcileStatus>>} */
+    const statuses = call('GET', '/v1/reconciler/status?kind=Pipeline');
+    const [p, runs, status] = await Promise.all([read, history, statuses]);
     const key = status.body.items.find((i) => i.resourceIds?.pipelineId === pipelineId)?.key ?? null;
     return { pipeline: p.body.data, runs: runs.body.runs, key };
   }, (data) => view(data, () => reload()), { what: 'the pipeline' });

@@ -62,8 +62,11 @@ export function usersPage() {
   const me = getSession()?.userId;
   /** @type {() => Promise<void>} */
   const reload = loadInto(box, async () => {
-    /** @type {[import('../types.js').Answer<import('../types.js').ApiUserList>, import('../types.js').Answer<import('../types.js').ApiClientList>]} */
-    const [users, clients] = await Promise.all([call('GET', usersPath()), call('GET', `${userPath('/v1/bi/admin/clients/')}?limit=1000`)]);
+    /** @type {Promise<import('../types.js').Answer<import('../types.js').ApiUserList>>} */
+    const listed = call('GET', usersPath());
+    /** @type {Promise<import('../types.js').Answer<import('../types.js').ApiClientList>>} */
+    const registry = call('GET', `${userPath('/v1/bi/admin/clients/')}?limit=1000`);
+    const [users, clients] = await Promise.all([listed, registry]);
     state.users = users.body.users;
     state.clients = (clients.body.data ?? []).filter((c) => c.status !== 'DELETED');
     state.names = new Map((clients.body.data ?? []).map((c) => [c.clientId, c.clientName]));

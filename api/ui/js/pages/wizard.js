@@ -24,11 +24,11 @@ const stepHref = (i) => `#/new?step=${i + 1}`;
  * @param {URLSearchParams} [query]
  */
 export async function wizardPage(query = new URLSearchParams()) {
-  /** @type {[import('../types.js').Answer<import('../types.js').ApiCoreModelList>, import('../types.js').Answer<import('../types.js').ApiSettingsSession>]} */
-  const [modelList, sessionRead] = await Promise.all([
-    call('GET', userPath('/v1/bi/admin/core-models/')),
-    call('GET', userPath('/v1/settings/session/')),
-  ]);
+  /** @type {Promise<import('../types.js').Answer<import('../types.js').ApiCoreModelList>>} */
+  const coreModels = call('GET', userPath('/v1/bi/admin/core-models/'));
+  /** @type {Promise<import('../types.js').Answer<import('../types.js').ApiSettingsSession>>} */
+  const settings = call('GET', userPath('/v1/settings/session/'));
+  const [modelList, sessionRead] = await Promise.all([coreModels, settings]);
   const models = modelList.body.coreModels ?? [];
   const session = sessionRead.body;
   const restored = hasDraft();

@@ -15,7 +15,11 @@ const enc = encodeURIComponent;
  * and patched in place. In-process mode (no BI_QUEUE_URL) has none: the empty state says so.
  */
 export function workersPage() {
-  const load = async () => (await call('GET', '/v1/reconciler/workers')).body;
+  const load = async () => {
+    /** @type {import('../types.js').Answer<import('../types.js').ApiWorkerList>} */
+    const r = await call('GET', '/v1/reconciler/workers');
+    return r.body;
+  };
   const region = polledView({ load, draw: view, label: 'workers', id: 'workers', ms: POLL_MS });
   return h('section', { 'aria-labelledby': 'workers-h', class: 'fleet' },
     h('div', { class: 'page-head' },
@@ -25,6 +29,7 @@ export function workersPage() {
     region);
 }
 
+/** @param {import('../types.js').ApiWorkerList} body */
 function view(body) {
   const workers = body.workers;
   if (!workers.length) {

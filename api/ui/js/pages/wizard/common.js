@@ -128,6 +128,7 @@ export async function dryRun(s) {
   /** @type {import('../../types.js').ProblemText[]} */
   let problems = [];
   try {
+    /** @type {import('../../types.js').Answer<import('../../types.js').ErrorAnswer | null>} */
     const r = await call('POST', `${userPath('/v1/sdk/client/onboard/')}?dryRun=true`, { body: onboardingPackage(s, s.connectionId ?? PLANNED_CONNECTION), expect: [200, 400, 409, 422] });
     if (r.status !== 200) problems = new ApiError(r.status, r.body).problems;
   } catch (err) {

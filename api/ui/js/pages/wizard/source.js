@@ -79,6 +79,7 @@ export function sourceStep(ctx) {
     testOut.dataset.connected = 'testing';
     testOut.setAttribute('aria-busy', 'true');
     try {
+      /** @type {import('../../types.js').Answer<import('../../types.js').ApiConnectionTest>} */
       const r = await call('POST', userPath('/v1/bi/admin/test-connection/'), { body: connectionBody(s) });
       s.tested = { key, result: r.body };
     } catch (err) {
