@@ -147,6 +147,11 @@ export class DirectorySource implements ManifestSource {
     this.#own.set(path, hash);
   }
 
+  /** Changed or removed paths the watcher reported that wait for the open batch to close. */
+  get waiting(): number {
+    return this.#pending.size;
+  }
+
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#timer?.();
