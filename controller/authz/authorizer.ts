@@ -1,7 +1,7 @@
 import type { Store } from '../store/db.ts';
 import type { Principal } from '../auth/principal.ts';
 import { ConflictError, ForbiddenError } from '../errors.ts';
-import { connectionOwnership, dashboardOwner, manifestOwner, pipelineOwner, vdmOwner } from './ownership.ts';
+import type { Ownership } from '../contract.ts';
 import { isUnconfined, tenantsOf, withinTenants } from './tenants.ts';
 import { clientHold, holdMessage } from './holds.ts';
 
@@ -37,13 +37,16 @@ export const connectionTaken = (connectionId: string): string => `Connection ${c
  */
 export class Authorizer {
   readonly #db: Store;
+  readonly #owners: Ownership;
 
-  constructor(opts: { db: Store }) {
+  /** `owners`: the kinds' ownership facet (controller/kinds/ownership.ts); `db` for the clients' holds. */
+  constructor(opts: { db: Store; owners: Ownership }) {
     this.#db = opts.db;
+    this.#owners = opts.owners;
   }
 
   can(p: Principal, action: Action, target: Target): boolean {
-    const db = this.#db;
+    const owners = this.#owners;
     // An unconfined admin may touch every tenant's objects: no owner lookup on the hot paths
     // (whether the object exists is the caller's own question: 404 / unknown-ID texts).
     if (target.kind !== 'platform' && target.kind !== 'user' && isUnconfined(p)) return true;
@@ -60,24 +63,24 @@ export class Authorizer {
         return action === 'read' ? withinTenants(p, clientId) : this.#within(p, clientId);
       }
       case 'connection': {
-        const c = connectionOwnership(db, target.connectionId);
+        const c = owners.connection(target.connectionId);
         if (!c) return false;
         return (action === 'use' && c.shared) || this.#within(p, c.owner);
       }
       case 'vdm': {
-        const owner = vdmOwner(db, target.vdmId);
+        const owner = owners.vdm(target.vdmId);
         return owner !== undefined && this.#within(p, owner);
       }
       case 'dashboard': {
-        const owner = dashboardOwner(db, target.facadeId);
+        const owner = owners.dashboard(target.facadeId);
         return owner !== undefined && this.#within(p, owner);
       }
       case 'pipeline': {
-        const owner = pipelineOwner(db, target.pipelineId);
+        const owner = owners.pipeline(target.pipelineId);
         return owner !== undefined && this.#within(p, owner);
       }
       case 'manifest':
-        return withinTenants(p, manifestOwner(db, target.key));
+        return withinTenants(p, owners.manifest(target.key));
     }
   }
 
@@ -115,7 +118,7 @@ export class Authorizer {
    * a confined caller may not claim an unowned platform connection either (409, nothing written).
    */
   requireConnectionFor(p: Principal, clientId: string, connectionId: string): void {
-    const c = connectionOwnership(this.#db, connectionId);
+    const c = this.#owners.connection(connectionId);
     if (!c || c.shared || c.owner === clientId) return;
     if (c.owner !== null || !isUnconfined(p)) throw new ConflictError(connectionTaken(connectionId));
   }

@@ -1,23 +1,18 @@
 import type { ApiConnectionSummary } from '../generated/schema-types.ts';
 import type { ConnectionRow } from '../kinds/connection/store.ts';
+import { lastTestOf, type TestColumns } from '../kinds/connection/tests.ts';
 import type { Store } from '../store/db.ts';
-import { boundMessage } from '../errors.ts';
-import { postgresEndpoint, snowflakeAccessUrl, type TestResult } from './test-connection.ts';
+import { postgresEndpoint, snowflakeAccessUrl } from './test-connection.ts';
 
 /** A stored connection as the settings UI lists it: where it points, never a credential (schemas/api.schema.json). */
 export type ConnectionSummary = ApiConnectionSummary;
 type UsedBy = ConnectionSummary['usedBy'];
 
-interface Row extends ConnectionRow {
+interface Row extends ConnectionRow, TestColumns {
   name: string;
   manifest_key: string | null;
   owner_client_id: string | null;
   shared: number;
-  tested_at: string | null;
-  ok: number | null;
-  message: string | null;
-  duration_ms: number | null;
-  tested_by: string | null;
 }
 
 const SELECT = `SELECT c.connection_id, c.name, c.vendor, c.account_url, c.warehouse, c.database_name, c.schema_name, c.username,
@@ -109,26 +104,4 @@ export function listConnections(db: Store): ConnectionSummary[] {
 export function readConnectionSummary(db: Store, connectionId: string): ConnectionSummary | undefined {
   const row = db.prepare(`${SELECT} WHERE c.connection_id = ?`).get(connectionId) as Row | undefined;
   return row && toSummary(row, usage(db)(connectionId));
-}
-
-/** Records a test of a stored connection (replacing the previous one). */
-export function recordConnectionTest(db: Store, connectionId: string, result: Pick<TestResult, 'ok' | 'message' | 'durationMs'>, at: Date, by: string | null): void {
-  db.prepare(
-    `INSERT INTO connection_tests (connection_id, tested_at, ok, message, duration_ms, tested_by) VALUES (?, ?, ?, ?, ?, ?)
-     ON CONFLICT (connection_id) DO UPDATE SET tested_at = excluded.tested_at, ok = excluded.ok, message = excluded.message,
-       duration_ms = excluded.duration_ms, tested_by = excluded.tested_by`,
-  ).run(connectionId, at.toISOString(), result.ok ? 1 : 0, boundMessage(result.message, 1000), Math.round(result.durationMs), by);
-}
-
-type TestColumns = Pick<Row, 'tested_at' | 'ok' | 'message' | 'duration_ms' | 'tested_by'>;
-
-/** A `connection_tests` row as the API shows it (null: never tested from the console). */
-function lastTestOf(row: TestColumns): ConnectionSummary['lastTest'] {
-  return row.tested_at === null ? null : { at: row.tested_at, ok: row.ok === 1, message: row.message ?? '', durationMs: row.duration_ms ?? 0, by: row.tested_by };
-}
-
-/** The last test of a stored connection (null: never tested from the console). */
-export function lastConnectionTest(db: Store, connectionId: string): ConnectionSummary['lastTest'] {
-  const row = db.statements.prepare('SELECT tested_at, ok, message, duration_ms, tested_by FROM connection_tests WHERE connection_id = ?').get(connectionId) as TestColumns | undefined;
-  return row ? lastTestOf(row) : null;
 }

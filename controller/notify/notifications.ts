@@ -1,10 +1,10 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { Scheduler } from '../clock.ts';
 import type { Logger } from '../log.ts';
-import type { RunOutcome } from '../metrics/runs.ts';
+import type { RunOutcome } from '../runs/types.ts';
 import { isLive, type StatusRecord } from '../reconciler/status.ts';
 import type { ReconcileEvent } from '../reconciler/types.ts';
-import type { BackoffPolicy } from '../reconciler/backoff.ts';
+import type { BackoffPolicy } from '../lib/backoff.ts';
 import type { EgressPolicy } from '../runs/types.ts';
 import type { Clock } from '../types.ts';
 import { DeliveryQueue, type Delivery, type DeliveryResult, type Post } from './delivery.ts';

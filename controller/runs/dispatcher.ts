@@ -5,7 +5,7 @@ import type { Scheduler } from '../clock.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import { readPipeline } from './pipeline-view.ts';
 import { ClientHeldError, clientHold } from '../authz/holds.ts';
-import { pipelineOwner } from '../authz/ownership.ts';
+import { pipelineOwner } from '../kinds/pipeline/store.ts';
 import { actorOf, appendAudit, type AuditInput } from '../audit/log.ts';
 import type { Logger } from '../log.ts';
 import type { Clock } from '../types.ts';

@@ -5,7 +5,7 @@ import type { AsyncSubscription, Event } from '@parcel/watcher';
 import { realScheduler, type Cancel, type Scheduler } from '../clock.ts';
 import { sha256 } from '../hash.ts';
 import { isSourcePath } from '../manifest/loader.ts';
-import { TimeSlice } from '../reconciler/time-slice.ts';
+import { TimeSlice } from '../lib/time-slice.ts';
 import { emptyReport, type SourceBatch, type SourceFile, type SourceSink, type SyncReport } from '../reconciler/types.ts';
 import type { ManifestSource } from '../types.ts';
 import { ManifestFiles } from './files.ts';

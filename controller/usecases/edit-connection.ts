@@ -2,12 +2,23 @@ import type { Principal } from '../auth/principal.ts';
 import { readConnectionSummary } from '../connections/registry.ts';
 import { ApplyFailedError, ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import type { ConnectionSpec } from '../kinds/connection/applier.ts';
-import type { Runtime } from '../runtime.ts';
+import type { KeyedMutex } from '../mutex.ts';
+import type { SecretStore } from '../secrets/store.ts';
+import type { Store } from '../store/db.ts';
+import type { ManifestSubmitter } from '../writers/submit.ts';
 import { secretTarget } from '../secrets/target.ts';
 import type { Manifest } from '../types.ts';
-import { definingFile, withoutActor } from './manifest-file.ts';
+import { definingFile, withoutActor, type DefiningFilePorts } from './manifest-file.ts';
 import type { ConnectionInput } from './save-connection.ts';
 import { validationFailed } from './save-connection.ts';
+
+/** What a connection edit or delete needs of the controller. */
+export interface EditConnectionPorts extends DefiningFilePorts {
+  readonly db: Store;
+  readonly locks: KeyedMutex;
+  readonly secrets: SecretStore;
+  readonly submitter: Pick<ManifestSubmitter, 'submit' | 'withdraw'>;
+}
 
 /** What uses a connection: clients, their VDMs, standalone dashboards and pipelines. */
 export interface ConnectionUsers {
@@ -47,9 +58,9 @@ interface Defined {
  * while anything uses the connection.
  */
 export class EditConnection {
-  readonly #rt: Runtime;
+  readonly #rt: EditConnectionPorts;
 
-  constructor(opts: { runtime: Runtime }) {
+  constructor(opts: { runtime: EditConnectionPorts }) {
     this.#rt = opts.runtime;
   }
 

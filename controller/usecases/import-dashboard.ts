@@ -7,7 +7,8 @@ import type { SchemaRegistry } from '../manifest/validator.ts';
 import type { Store } from '../store/db.ts';
 import type { Problem } from '../types.ts';
 import type { Principal } from '../auth/principal.ts';
-import { type Authorizer, ownerOfDashboard } from '../authz/index.ts';
+import type { Authorizer } from '../authz/index.ts';
+import { ownerOfDashboard } from '../kinds/dashboard/store.ts';
 import { NewManifests, type NewManifestPorts } from './new-manifest.ts';
 import { isPlainObject } from '../objects.ts';
 

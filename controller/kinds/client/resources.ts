@@ -1,10 +1,11 @@
+import type { Owner } from '../../contract.ts';
 import type { Store } from '../../store/db.ts';
 import { fromJson } from '../json.ts';
 import { vdmFields } from '../dashboard/fields.ts';
 import type { NormalizedChart } from '../dashboard/charts.ts';
 import { readClient } from './registry.ts';
 import type { ClientRefs } from './types.ts';
-import { lastConnectionTest } from '../../connections/registry.ts';
+import { lastConnectionTest } from '../connection/tests.ts';
 import type { ApiClientResources, ApiDashboardSummary, ApiOffboardPlan } from '../../generated/schema-types.ts';
 
 /**
@@ -150,4 +151,9 @@ export function offboardPlan(db: Store, key: string, path: string | null, refs: 
       facadeIds: resources.dashboards.filter((d) => !removed.has(d.facadeId)).map((d) => d.facadeId),
     },
   };
+}
+
+/** The client a VDM belongs to (undefined: no such VDM). */
+export function vdmOwner(db: Store, vdmId: string): Owner {
+  return (db.statements.prepare('SELECT client_id FROM vdms WHERE vdm_id = ?').get(vdmId) as { client_id: string } | undefined)?.client_id;
 }

@@ -1,6 +1,8 @@
 import type { ClientDashboard, DashboardDataSource, DashboardLayout } from '../../generated/schema-types.ts';
 import type { Store } from '../../store/db.ts';
-import type { IdIssuer } from '../../contract.ts';
+import type { IdIssuer, Owner } from '../../contract.ts';
+import { vdmOwner } from '../client/resources.ts';
+import { connectionOwnership } from '../connection/store.ts';
 import { fromJson, toJson } from '../json.ts';
 import { buildSections, type NormalizedChart, type PreviousSection } from './charts.ts';
 import { isSimpleMode, sectionsOf, type DashboardSpec } from './spec.ts';
@@ -279,4 +281,23 @@ export function importSummary(sections: readonly { experimentId: string; name: s
     section: s.name,
     charts: s.charts.map((c) => ({ chartId: c.chartId, chartType: c.type, chartTitle: c.title })),
   }));
+}
+
+/** A dashboard's stored owner: `undefined` no such dashboard, `null` it belongs to no client. */
+export function dashboardOwner(db: Store, facadeId: string): Owner {
+  const row = db.statements.prepare('SELECT owner_client_id FROM facades WHERE facade_id = ?').get(facadeId) as { owner_client_id: string | null } | undefined;
+  return row ? row.owner_client_id : undefined;
+}
+
+/** The client owning the dashboard a manifest defines (null: none). */
+export function dashboardManifestOwner(db: Store, key: string): string | null {
+  const row = db.statements.prepare('SELECT owner_client_id FROM facades WHERE manifest_key = ? LIMIT 1').get(key) as { owner_client_id: string | null } | undefined;
+  return row?.owner_client_id ?? null;
+}
+
+/** A standalone dashboard's owner: its connection's, or (on a shared connection) its VDM's client. */
+export function ownerOfDashboard(db: Store, dataSource: { dbId: string; vdmId?: string }): string | null {
+  const c = connectionOwnership(db, dataSource.dbId);
+  if (c && !c.shared) return c.owner;
+  return (dataSource.vdmId ? vdmOwner(db, dataSource.vdmId) : null) ?? null;
 }

@@ -1,4 +1,5 @@
 import type { ApiPipelineView } from '../../generated/schema-types.ts';
+import type { Owner } from '../../contract.ts';
 import type { Store } from '../../store/db.ts';
 import { fromJson } from '../json.ts';
 import { nextRunAt } from './schedule.ts';
@@ -80,4 +81,16 @@ export function readPipeline(db: Store, pipelineId: string, now: Date, lastRun: 
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
+}
+
+/** A pipeline's stored owner: `undefined` no such pipeline, `null` it belongs to no client. */
+export function pipelineOwner(db: Store, pipelineId: string): Owner {
+  const row = db.statements.prepare('SELECT owner_client_id FROM pipelines WHERE pipeline_id = ?').get(pipelineId) as { owner_client_id: string | null } | undefined;
+  return row ? row.owner_client_id : undefined;
+}
+
+/** The client owning the pipeline a manifest defines (null: none). */
+export function pipelineManifestOwner(db: Store, key: string): string | null {
+  const row = db.statements.prepare('SELECT owner_client_id FROM pipelines WHERE manifest_key = ? LIMIT 1').get(key) as { owner_client_id: string | null } | undefined;
+  return row?.owner_client_id ?? null;
 }
