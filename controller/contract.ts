@@ -213,6 +213,12 @@ export interface ConnectionOwnership {
 }
 
 /**
+ * A client whose tenant may not act (docs/contract/design.md, "Tenant lifecycle"): SUSPENDED (its
+ * manifest says `suspended: true`) or OFFBOARDED (its manifest removed, retained until its purge).
+ */
+export type ClientHold = 'suspended' | 'offboarded';
+
+/**
  * The ownership facet of the kinds (docs/contract/design.md, "Tenancy and authorization"): each
  * kind's store answers for its own objects, so the Authorizer asks this and knows no table.
  */
@@ -223,4 +229,6 @@ export interface Ownership {
   pipeline(pipelineId: string): Owner;
   /** The client of a manifest's objects (status rows, events and audit entries are filtered by it); null: none. */
   manifest(key: string): string | null;
+  /** The hold on a client, or undefined when its tenant may act. */
+  hold(clientId: string): ClientHold | undefined;
 }

@@ -105,7 +105,7 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
   const applied = new AppliedStore(db);
   const clientSets = new ClientSetGenerator({ db, schemas, clock });
   const owners = kindOwnership(db);
-  const authz = new Authorizer({ db, owners });
+  const authz = new Authorizer({ owners });
   const search = new RegistrySearch({ db });
   const secrets = new SecretStore({ db, secretKey: config.secretKey, clock });
   shutdown.push(() => search.close());

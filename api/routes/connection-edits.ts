@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { readConnectionSummary } from '../../controller/connections/registry.ts';
+import { readConnectionSummary } from '../../controller/kinds/connection/registry.ts';
 import { ValidationError } from '../../controller/errors.ts';
 import { ConnectionInUseError, EditConnection } from '../../controller/usecases/edit-connection.ts';
 import { principalOf } from '../auth/principal.ts';

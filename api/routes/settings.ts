@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { readClient } from '../../controller/kinds/client/registry.ts';
-import { columnTypesOf } from '../../controller/kinds/dashboard/fields.ts';
+import { listCoreModels } from '../../controller/kinds/coremodel/store.ts';
 import { DEFAULT_TEST_TIMEOUT_MS, testConnection, type ConnectionTarget } from '../../controller/connections/test-connection.ts';
 import { NotFoundError, ValidationError } from '../../controller/errors.ts';
 import type { ConnectionSpec } from '../../controller/kinds/connection/applier.ts';
@@ -70,28 +70,6 @@ export function readConnectionBody(body: unknown, opts: { requireName: boolean }
   return { spec, password, secretRef };
 }
 
-/** Column names a core model's definition lists (`columns: [name | {name}]`), for the wizard's VDM picker. */
-/** A stored definition's JSON, or undefined when it does not parse. */
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-export function modelColumns(definition: string): string[] {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(definition);
-  } catch {
-    return [];
-  }
-  const cols = (parsed as { columns?: unknown } | null)?.columns;
-  if (!Array.isArray(cols)) return [];
-  const names = cols.map((c) => (typeof c === 'string' ? c : c && typeof c === 'object' && typeof (c as { name?: unknown }).name === 'string' ? (c as { name: string }).name : null));
-  return [...new Set(names.filter((n): n is string => n !== null && n !== ''))];
-}
 
 
 export default async function settings(app: FastifyInstance, opts: SettingsOptions = {}): Promise<void> {
@@ -117,16 +95,7 @@ export default async function settings(app: FastifyInstance, opts: SettingsOptio
   });
 
   app.get('/v1/bi/admin/core-models/:userId', { schema: settingsSchemas.coreModels }, async () => {
-    const rows = rt.db.prepare('SELECT model_id, name, description, definition FROM core_models ORDER BY name, model_id').all() as {
-      model_id: string;
-      name: string;
-      description: string;
-      definition: string;
-    }[];
-    return {
-      success: true,
-      coreModels: rows.map((r) => ({ modelId: r.model_id, name: r.name, description: r.description, columns: modelColumns(r.definition), columnTypes: Object.fromEntries(columnTypesOf(safeJson(r.definition))) })),
-    };
+    return { success: true, coreModels: listCoreModels(rt.db) };
   });
 
   app.post('/v1/bi/admin/test-connection/:userId', { schema: settingsSchemas.testConnection }, async (req) => {

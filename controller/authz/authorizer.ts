@@ -1,9 +1,8 @@
-import type { Store } from '../store/db.ts';
 import type { Principal } from '../auth/principal.ts';
 import { ConflictError, ForbiddenError } from '../errors.ts';
 import type { Ownership } from '../contract.ts';
 import { isUnconfined, tenantsOf, withinTenants } from './tenants.ts';
-import { clientHold, holdMessage } from './holds.ts';
+import { holdMessage } from './holds.ts';
 
 /** What an authorization question is about. */
 export type Target =
@@ -36,12 +35,10 @@ export const connectionTaken = (connectionId: string): string => `Connection ${c
  * case asks it; none decides tenancy on its own.
  */
 export class Authorizer {
-  readonly #db: Store;
   readonly #owners: Ownership;
 
-  /** `owners`: the kinds' ownership facet (controller/kinds/ownership.ts); `db` for the clients' holds. */
-  constructor(opts: { db: Store; owners: Ownership }) {
-    this.#db = opts.db;
+  /** `owners`: the kinds' ownership facet (controller/kinds/ownership.ts): who owns what, and which clients are held. */
+  constructor(opts: { owners: Ownership }) {
     this.#owners = opts.owners;
   }
 
@@ -97,7 +94,7 @@ export class Authorizer {
 
   /** Throws 403 `Client <ID> is suspended` (or `offboarded`) when the client is held. */
   requireNotHeld(clientId: string): void {
-    const hold = clientHold(this.#db, clientId);
+    const hold = this.#owners.hold(clientId);
     if (hold) throw new ForbiddenError(holdMessage(clientId, hold));
   }
 
@@ -138,7 +135,7 @@ export class Authorizer {
    */
   tenants(p: Principal): 'all' | readonly string[] {
     const t = tenantsOf(p);
-    return t === 'all' ? t : t.filter((c) => clientHold(this.#db, c) === undefined);
+    return t === 'all' ? t : t.filter((c) => this.#owners.hold(c) === undefined);
   }
 
   /** The clients whose registry entries the caller sees: held ones included (registry reads still show them). */

@@ -1,8 +1,9 @@
 import type { Ownership } from '../contract.ts';
 import type { Store } from '../store/db.ts';
+import { clientHold, clientIdOfManifest } from './client/registry.ts';
 import { vdmOwner } from './client/resources.ts';
 import { connectionManifestOwner, connectionOwnership } from './connection/store.ts';
-import { dashboardManifestOwner, dashboardOwner } from './dashboard/store.ts';
+import { dashboardClientOfManifest, dashboardManifestOwner, dashboardOwner } from './dashboard/store.ts';
 import { pipelineManifestOwner, pipelineOwner } from './pipeline/store.ts';
 
 /** Each kind's answer to "which client owns the objects of this manifest" (kinds not listed own none). */
@@ -21,5 +22,27 @@ export function kindOwnership(db: Store): Ownership {
     dashboard: (id) => dashboardOwner(db, id),
     pipeline: (id) => pipelineOwner(db, id),
     manifest: (key) => MANIFEST_OWNERS[key.slice(0, key.indexOf('/'))]?.(db, key) ?? null,
+    hold: (clientId) => clientHold(db, clientId),
   };
+}
+
+/**
+ * The client a notification about a manifest names (a notifier's `clients` filter matches every
+ * object a client owns): the client a Client manifest onboarded (its name until stored), a
+ * dashboard's owner or, for one of a client's packages, that client; a pipeline's or connection's owner.
+ */
+export function notificationClient(db: Store, kind: string, name: string): string | undefined {
+  const key = `${kind}/${name}`;
+  switch (kind) {
+    case 'Client':
+      return clientIdOfManifest(db, key) ?? name;
+    case 'Dashboard':
+      return dashboardClientOfManifest(db, key) ?? undefined;
+    case 'Pipeline':
+      return pipelineManifestOwner(db, key) ?? undefined;
+    case 'Connection':
+      return connectionManifestOwner(db, key) ?? undefined;
+    default:
+      return undefined;
+  }
 }

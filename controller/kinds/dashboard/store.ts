@@ -301,3 +301,42 @@ export function ownerOfDashboard(db: Store, dataSource: { dbId: string; vdmId?: 
   if (c && !c.shared) return c.owner;
   return (dataSource.vdmId ? vdmOwner(db, dataSource.vdmId) : null) ?? null;
 }
+
+/** The client a dashboard manifest's dashboard belongs to: its owner, else the client whose package holds it (null: none). */
+export function dashboardClientOfManifest(db: Store, key: string): string | null {
+  const row = db.statements
+    .prepare('SELECT COALESCE(owner_client_id, client_id) AS client FROM facades WHERE manifest_key = ? AND COALESCE(owner_client_id, client_id) IS NOT NULL LIMIT 1')
+    .get(key) as { client: string } | undefined;
+  return row?.client ?? null;
+}
+
+/** The dashboards on a connection, by name then ID. */
+export function dashboardsOnConnection(db: Store, connectionId: string): { facadeId: string; name: string; clientId: string | null }[] {
+  return (
+    db.statements.prepare('SELECT facade_id, name, client_id FROM facades WHERE connection_id = ? ORDER BY name, facade_id').all(connectionId) as {
+      facade_id: string;
+      name: string;
+      client_id: string | null;
+    }[]
+  ).map((r) => ({ facadeId: r.facade_id, name: r.name, clientId: r.client_id }));
+}
+
+/** The dashboards a client owns, by ID. */
+export function dashboardIdsOwnedBy(db: Store, clientId: string): string[] {
+  return (db.statements.prepare('SELECT facade_id FROM facades WHERE owner_client_id = ? ORDER BY facade_id').all(clientId) as { facade_id: string }[]).map((r) => r.facade_id);
+}
+
+/** The manifests of the dashboards a client owns (Dashboard manifests only). */
+export function dashboardManifestsOwnedBy(db: Store, clientId: string): string[] {
+  return (db.statements.prepare("SELECT manifest_key FROM facades WHERE owner_client_id = ? AND manifest_key LIKE 'Dashboard/%'").all(clientId) as { manifest_key: string }[]).map((r) => r.manifest_key);
+}
+
+/** Whether a dashboard of another owner than `owner` is on the connection. */
+export function dashboardOfAnotherOwnerOn(db: Store, connectionId: string, owner: string): boolean {
+  return db.statements.prepare('SELECT 1 FROM facades WHERE connection_id = ? AND owner_client_id IS NOT ? LIMIT 1').get(connectionId, owner) !== undefined;
+}
+
+/** Deletes the dashboards a client owns (their experiments go with them). */
+export function deleteDashboardsOwnedBy(db: Store, clientId: string): void {
+  db.statements.prepare('DELETE FROM facades WHERE owner_client_id = ?').run(clientId);
+}
