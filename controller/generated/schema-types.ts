@@ -69,7 +69,7 @@ export type Api = {
   [k: string]: unknown;
 };
 /**
- * Spec 2.3. The request of POST /v1/sdk/client/onboard, the spec of a Client manifest and the body of the export endpoint. Unknown fields are accepted and kept.
+ * docs/contract/api.md §2.3. The request of POST /v1/sdk/client/onboard, the spec of a Client manifest and the body of the export endpoint. Unknown fields are accepted and kept.
  */
 export type Client = {
   /**
@@ -365,7 +365,7 @@ export type Coremodel = {
   definition: Record<string, unknown>;
 };
 /**
- * Spec 2.4. The request of POST /v1/sdk/import and the spec of a Dashboard manifest. Chart types are checked against the catalogue of GET /v1/sdk/chart-types; drill-downs, card/bubble placement and the presence of charts are checked by the Dashboard kind's code.
+ * docs/contract/api.md §2.4. The request of POST /v1/sdk/import and the spec of a Dashboard manifest. Chart types are checked against the catalogue of GET /v1/sdk/chart-types; drill-downs, card/bubble placement and the presence of charts are checked by the Dashboard kind's code.
  */
 export type Dashboard = {
   /**
@@ -502,7 +502,7 @@ export type Notifier = {
   clients?: string[];
 };
 /**
- * Spec 2.5. The request of POST /v1/sdk/import-pipeline and the spec of a Pipeline manifest. Inheritance (source and destination values copied into steps) is code: controller/kinds/pipeline/normalize.ts.
+ * docs/contract/api.md §2.5. The request of POST /v1/sdk/import-pipeline and the spec of a Pipeline manifest. Inheritance (source and destination values copied into steps) is code: controller/kinds/pipeline/normalize.ts.
  */
 export type Pipeline = {
   name: string;
@@ -678,7 +678,7 @@ export type ApiSessionUser = {
   role: 'admin' | 'member';
 };
 /**
- * Spec 4.7
+ * docs/contract/api.md §4.7
  */
 export type ApiApiKeyRequest = {
   /**
@@ -699,7 +699,7 @@ export type ApiApiKeyRequest = {
   clientId?: string;
 };
 /**
- * Spec 4.7: the key is never shown again
+ * docs/contract/api.md §4.7: the key is never shown again
  */
 export type ApiApiKeyCreated = {
   success: true;
@@ -715,7 +715,7 @@ export type ApiApiKeyCreated = {
   apiKey: string;
 };
 /**
- * Spec 4.8
+ * docs/contract/api.md §4.8
  */
 export type ApiApiKeyRevoked = {
   success: true;
@@ -911,7 +911,7 @@ export type ApiListedClient = {
   retainUntil?: string;
 };
 /**
- * Spec 4.5: newest onboarding first
+ * docs/contract/api.md §4.5: newest onboarding first
  */
 export type ApiClientList = {
   success: true;
@@ -974,7 +974,7 @@ export type ApiClientDetail = {
   retainUntil?: string;
 };
 /**
- * Spec 4.6
+ * docs/contract/api.md §4.6
  */
 export type ApiClientRead = {
   success: true;
@@ -1242,7 +1242,7 @@ export type ApiClientOffboarded = {
   removed: ApiOffboardPlan;
 };
 /**
- * Spec 4.9
+ * docs/contract/api.md §4.9
  */
 export type ApiChartTypes = {
   success: true;
@@ -1275,7 +1275,7 @@ export type ApiImportedExperiment = {
   }[];
 };
 /**
- * Spec 4.2
+ * docs/contract/api.md §4.2
  */
 export type ApiDashboardImported = {
   success: true;
@@ -1385,7 +1385,7 @@ export type ApiDashboardList = {
   dashboards: ApiDashboardSummary[];
 };
 /**
- * Spec 4.4
+ * docs/contract/api.md §4.4
  */
 export type ApiPipelineImported = {
   success: true;

@@ -51,7 +51,7 @@ export interface ImportDashboardPorts extends NewManifestPorts {
 }
 
 /**
- * Spec 4.2/4.3: validates the payload, submits it as a new Dashboard manifest
+ * docs/contract/api.md §4.2/§4.3: validates the payload, submits it as a new Dashboard manifest
  * (`dashboards/<name>.yaml`, suffixed `-2`, `-3`, … when taken) and answers from the store.
  */
 export class ImportDashboard {

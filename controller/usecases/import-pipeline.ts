@@ -39,7 +39,7 @@ export interface PipelinePlan {
 }
 
 /**
- * Spec 4.4: validates the pipeline payload and submits it as a new Pipeline manifest
+ * docs/contract/api.md §4.4: validates the pipeline payload and submits it as a new Pipeline manifest
  * (`pipelines/<name>.yaml`), answering the stored pipeline. The manifest keeps the payload as
  * sent: defaults are applied again on every load.
  */
