@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv2020, type AnySchemaObject, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { parseIsoDate } from '../dates.ts';
 import { KINDS } from '../generated/schema-constants.ts';
 import { fieldPath } from '../objects.ts';
 import { ROOT } from '../paths.ts';
@@ -150,7 +151,11 @@ export class SchemaRegistry {
 export function newAjv(opts: { allErrors: boolean; useDefaults: boolean }): Ajv2020 {
   const ajv = new Ajv2020({ ...opts, verbose: true, strict: true, allowUnionTypes: true });
   addFormats(ajv);
+  // A date, or a date-time with or without a zone, every field in range (controller/dates.ts).
+  ajv.addFormat('iso-date-time', (text: string) => parseIsoDate(text) !== undefined);
   ajv.addKeyword({ keyword: 'x-messages', schemaType: 'object' });
+  // A request body read as `{}` when it is not a JSON object (api/validation.ts).
+  ajv.addKeyword({ keyword: 'x-non-object', schemaType: 'string' });
   ajv.addKeyword({ keyword: 'x-example', schemaType: ['object', 'array', 'string', 'number', 'boolean'] });
   return ajv;
 }
