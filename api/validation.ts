@@ -21,10 +21,12 @@ export const CHECKED_BY_HANDLER = 'x-checked-by-handler';
 /**
  * Keywords of a query parameter's schema the edge reads before ajv, dropped from the document:
  * `x-empty: 'invalid'` — an empty value (`?page=`) is a value, refused by the schema, not an
- * absent one; `x-uppercase: true` — the value is compared uppercased (`?status=active`). And of a
+ * absent one; `x-uppercase: true` — the value is compared uppercased (`?status=active`). Of a
+ * query string's: `x-bare-paths: true` — its problems are named by the parameter alone (`status`,
+ * not `query.status`), as the hand-written checks of the spec's own queries named them. And of a
  * body's: `x-non-object: 'empty'` — a body that is not a JSON object (or none) reads as `{}`.
  */
-export const EDGE_KEYWORDS = [CHECKED_BY_HANDLER, 'x-empty', 'x-uppercase', 'x-non-object'] as const;
+export const EDGE_KEYWORDS = [CHECKED_BY_HANDLER, 'x-empty', 'x-uppercase', 'x-bare-paths', 'x-non-object'] as const;
 
 /** Where a part's problems are: `query.limit`, `params.runId`; a body's are at their path in it (`label`). */
 const PREFIX: Record<string, string> = { querystring: 'query.', params: 'params.', body: '' };
@@ -33,6 +35,7 @@ const PREFIX: Record<string, string> = { querystring: 'query.', params: 'params.
 const ajv = newAjv({ allErrors: true, useDefaults: true });
 ajv.addKeyword({ keyword: 'x-empty', schemaType: 'string' });
 ajv.addKeyword({ keyword: 'x-uppercase', schemaType: 'boolean' });
+ajv.addKeyword({ keyword: 'x-bare-paths', schemaType: 'boolean' });
 /** Compiled validators by the text of their schema: routes share most parts (`{userId}`, `?dryRun`). */
 const compiled = new Map<string, { fn: ValidateFunction; root: Json }>();
 
@@ -165,7 +168,7 @@ export const edgeValidator: FastifySchemaCompiler<unknown> = ({ schema, httpPart
   const s = schema as Json;
   if (!httpPart || PREFIX[httpPart] === undefined || s[CHECKED_BY_HANDLER] === true) return () => true;
   const { fn, root } = compile(s, httpPart);
-  const prefix = PREFIX[httpPart];
+  const prefix = root['x-bare-paths'] === true ? '' : PREFIX[httpPart];
   const optional = httpPart === 'body' && OPTIONAL_BODIES.has(s);
   return (data: unknown) => {
     if (optional && (data === null || data === undefined)) return { value: undefined };

@@ -13,7 +13,8 @@ export const auditSchemas = {
     description:
       'Admins see every entry; a member only the entries of the clients granted to them. `cursor` is the `seq` the previous page ended at (`nextCursor`); `limit` is 1 to 1000 (default 100). `format=ndjson` streams every matching entry, oldest first, one JSON object a line.',
     params: pathParams({ userId: USER_ID }),
-    // A name given twice is refused (`x-messages.repeated`); since and until are read by the handler (anything Date reads).
+    // A name given twice is refused (`x-messages.repeated`); problems name the parameter alone, as before
+    // (`x-bare-paths`); since and until are read by the handler (anything Date reads).
     querystring: {
       type: 'object',
       properties: {
@@ -33,6 +34,7 @@ export const auditSchemas = {
         format: { enum: ['json', 'ndjson'], default: 'json', 'x-messages': { enum: 'must be json or ndjson' } },
       },
       'x-messages': { repeated: 'must be given once' },
+      'x-bare-paths': true,
     },
     response: {
       200: {

@@ -35,7 +35,8 @@ export const clientSchemas = {
     operationId: 'listClients',
     summary: 'List clients (docs/contract/api.md §4.5)',
     params: pathParams({ userId: USER_ID }),
-    // docs/contract/api.md §4.5: a name given twice, an empty page or limit, are refused; the pattern is compiled by the handler (listing.ts).
+    // docs/contract/api.md §4.5: a name given twice, an empty page or limit, are refused; problems name the parameter
+    // alone, as before (`x-bare-paths`); the pattern is compiled by the handler (listing.ts).
     querystring: {
       type: 'object',
       properties: {
@@ -52,6 +53,7 @@ export const clientSchemas = {
         sort: { type: 'string', enum: Object.keys(SORT_FIELDS), description: 'order of the listing (default: onboardedDate, newest first); ties by clientId' },
       },
       'x-messages': { repeated: 'must be given once' },
+      'x-bare-paths': true,
     },
     response: { 200: answer('ClientList', 'One page of the registry'), 400: answer('ErrorBody', 'A query parameter is invalid (each named)') },
   }),

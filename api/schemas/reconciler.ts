@@ -18,6 +18,7 @@ export const reconcileStatusSchema = (kinds: readonly string[]) =>
         kind: { enum: [...kinds], description: `only this kind (${kinds.join(', ')})`, 'x-empty': 'invalid' },
         phase: { enum: [...PHASES], description: `only this phase (${PHASES.join(', ')})`, 'x-empty': 'invalid' },
       },
+      'x-bare-paths': true,
     },
     response: { 200: answer('ReconcileStatus', 'The status of every manifest'), 400: answer('ErrorBody', 'An unknown kind or phase') },
   });

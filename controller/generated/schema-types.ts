@@ -1806,7 +1806,7 @@ export type ApiUserWritten = {
 export type ApiUserRequest = {
   username: string;
   /**
-   * at least 8 characters (the password policy)
+   * 8 to 1024 characters (the password policy)
    */
   password: string;
   role: 'admin' | 'member';
@@ -1835,7 +1835,7 @@ export type ApiUserUpdate = {
  */
 export type ApiPasswordReset = {
   /**
-   * at least 8 characters (the password policy)
+   * 8 to 1024 characters (the password policy, checked with the user)
    */
   password: string;
   /**
