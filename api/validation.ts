@@ -106,13 +106,14 @@ function readBody(schema: Json, body: unknown): unknown {
 const fieldOf = (path: string): string => /^[^.[]*/.exec(path)?.[0] ?? '';
 
 /**
- * ajv errors → problems, one per field and text, in the order of the schema's fields. An integer
- * with both bounds says its range, whichever it failed; `x-messages` win: `additionalProperties`
- * is said at the unknown field; an array's `items` is said at the array for a failure of one of
+ * ajv errors → problems, one per field (a missing one without the manifests' `did you mean`: the
+ * texts are those of the hand-written checks). An integer with both bounds says its range,
+ * whichever it failed; `x-messages` win: `additionalProperties` is said at the unknown field; an array's `items` is said at the array for a failure of one of
  * its items, unless the item's schema has its own message: that is said at `<array>/<index>`
  * (`clients/0`, as the users' store names a grant).
  */
 function problemsOf(root: Json, errors: NonNullable<ValidateFunction['errors']>): Problem[] {
+  /** The first problem of each path. */
   const out = new Map<string, Problem>();
   const props = (root.properties ?? {}) as Record<string, Json>;
   for (const e of errors) {
@@ -131,10 +132,10 @@ function problemsOf(root: Json, errors: NonNullable<ValidateFunction['errors']>)
     } else if (itemsMessage) p = { path: field, message: `${field} ${itemsMessage}` };
     else if (!own && s?.type === 'integer' && typeof s.minimum === 'number' && typeof s.maximum === 'number' && path !== '') {
       p = { path, message: `${path} must be an integer from ${String(s.minimum)} to ${String(s.maximum)}` };
-    } else p = formatAjvErrors([e])[0];
-    if (p && ![...out.values()].some((q) => q.path === p.path)) out.set(`${p.path}|${p.message}`, p);
+    } else p = formatAjvErrors([e], '', false)[0];
+    if (p && !out.has(p.path)) out.set(p.path, p);
   }
-  return sortByField(props, [...out.values()]);
+  return [...out.values()];
 }
 
 /** Problems in the order of the schema's fields (the body as a whole first); stable within a field. */

@@ -274,8 +274,11 @@ export function boundedCopy(data: unknown, budget: number): unknown {
 /** Problems listed in one answer; a body with thousands of bad items gets the first ones and a count. */
 export const MAX_PROBLEMS = 100;
 
-/** ajv errors → one problem per field, with the schema's own `x-messages` where given. */
-export function formatAjvErrors(errors: ErrorObject[], prefix = ''): Problem[] {
+/**
+ * ajv errors → one problem per field, with the schema's own `x-messages` where given. A missing
+ * field names a near-miss key the data has instead (`did you mean`), unless `didYouMean` is false.
+ */
+export function formatAjvErrors(errors: ErrorObject[], prefix = '', didYouMean = true): Problem[] {
   const out = new Map<string, Problem>();
   for (const e of errors) {
     if (out.size >= MAX_PROBLEMS) {
@@ -285,20 +288,20 @@ export function formatAjvErrors(errors: ErrorObject[], prefix = ''): Problem[] {
     }
     // anyOf/oneOf/if summaries repeat what their branches already said.
     if (e.keyword === 'anyOf' || e.keyword === 'oneOf' || e.keyword === 'if') continue;
-    const problem = toProblem(e, prefix);
+    const problem = toProblem(e, prefix, didYouMean);
     out.set(`${problem.path}|${problem.message}`, problem);
   }
   return [...out.values()];
 }
 
-function toProblem(e: ErrorObject, prefix: string): Problem {
+function toProblem(e: ErrorObject, prefix: string, didYouMean: boolean): Problem {
   const path = toFieldPath(e.instancePath, prefix);
   const messages = (e.parentSchema as { 'x-messages'?: Record<string, string> } | undefined)?.['x-messages'];
   if (e.keyword === 'required') {
     // A missing property's own message is keyed `required:<property>` in `x-messages`.
     const missing = String((e.params as { missingProperty: string }).missingProperty);
     const field = fieldPath(path, missing);
-    const typed = typedInstead(missing, e.data);
+    const typed = didYouMean ? typedInstead(missing, e.data) : undefined;
     const hint = typed ? ` (found ${fieldPath(path, typed)}: did you mean ${missing}?)` : '';
     return { path: field, message: `${messages?.[`required:${missing}`] ?? `${field} is required`}${hint}` };
   }
