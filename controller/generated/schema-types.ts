@@ -47,6 +47,10 @@ export type ApiErrorCode = 'validation' | 'malformed_json' | 'empty_body' | 'bod
  * unknown fields of the manifest or request body, each with the nearest known name (`spec.descripton is an unknown field (did you mean description?)`); absent when there are none. With BI_STRICT_MANIFESTS=true they are errors instead
  */
 export type ApiWarnings = string[];
+/**
+ * `null` or `""`: left out; trimmed
+ */
+export type ApiConnectionText = string | null;
 
 /**
  * Each schema file by its stem (`client` for schemas/client.schema.json).
@@ -639,7 +643,7 @@ export type ApiNotReady = {
   gitError?: string;
 };
 /**
- * Credentials of a user (`bictl users add`)
+ * Credentials of a user (`bictl users add`); other fields are ignored
  */
 export type ApiLoginRequest = {
   username: string;
@@ -678,25 +682,25 @@ export type ApiSessionUser = {
   role: 'admin' | 'member';
 };
 /**
- * docs/contract/api.md §4.7
+ * docs/contract/api.md §4.7; other fields are ignored, and `null` or `""` for an optional field is that field left out
  */
 export type ApiApiKeyRequest = {
   /**
-   * what the key is for
+   * what the key is for (trimmed)
    */
   label: string;
   /**
    * user the key acts as (admins only; defaults to the caller)
    */
-  targetUserId?: string;
+  targetUserId?: string | null;
   /**
-   * ISO 8601 date-time in the future; no expiry when omitted
+   * scope the key to one tenant (client ID; trimmed, case-insensitive)
    */
-  expiresAt?: string;
+  clientId?: string | null;
   /**
-   * scope the key to one tenant (client ID)
+   * ISO 8601 date or date-time (no zone: UTC) in the future; no expiry when omitted
    */
-  clientId?: string;
+  expiresAt?: string | null;
 };
 /**
  * docs/contract/api.md §4.7: the key is never shown again
@@ -1218,6 +1222,9 @@ export type ApiStatusItem = {
   inputId?: string | null;
   warnings?: ApiWarnings;
 };
+/**
+ * Checked by the handler: `confirm` must repeat the path's client ID; other fields are ignored
+ */
 export type ApiOffboardRequest = {
   /**
    * the client ID again (typed-name confirmation)
@@ -1627,6 +1634,9 @@ export type ApiManifestSource = {
    */
   path?: string;
 };
+/**
+ * Other fields are ignored
+ */
 export type ApiSyncRequest = {
   /**
    * confirm a prune the mass-prune guard refused
@@ -1647,6 +1657,9 @@ export type ApiSyncReport = {
   failed: string[];
   pruneBlocked: ApiPruneBlocked | null;
 };
+/**
+ * A body that is not an object, or none, has no key; other fields are ignored
+ */
 export type ApiRetryRequest = {
   /**
    * the manifest key, `<Kind>/<name>` (e.g. `Client/ACME`)
@@ -1788,28 +1801,41 @@ export type ApiUserWritten = {
   user: ApiUserView;
 };
 /**
- * A new user (`PATCH`: every field optional, no username or password)
+ * A new user; other fields are ignored
  */
 export type ApiUserRequest = {
-  username?: string;
-  password?: string;
+  username: string;
+  /**
+   * 8 to 1024 characters (the password policy)
+   */
+  password: string;
+  role: 'admin' | 'member';
+  /**
+   * client IDs to grant (trimmed, case-insensitive)
+   */
+  clients?: string[];
+};
+/**
+ * A change of a user: every field optional; other fields are ignored
+ */
+export type ApiUserUpdate = {
   role?: 'admin' | 'member';
   /**
-   * client IDs to grant
+   * client IDs to grant (trimmed, case-insensitive)
    */
   clients?: string[];
   disabled?: boolean;
   /**
-   * `PATCH`: the version the change is based on (or an `If-Match` header); another one answers 409
+   * the version the change is based on (or an `If-Match` header); another one answers 409
    */
   version?: number;
 };
 /**
- * A new password set by an admin: the user's sessions end
+ * A new password set by an admin: the user's sessions end; other fields are ignored
  */
 export type ApiPasswordReset = {
   /**
-   * at least 8 characters
+   * 8 to 1024 characters (the password policy, checked with the user)
    */
   password: string;
   /**
@@ -1868,38 +1894,41 @@ export type ApiCoreModelList = {
   }[];
 };
 /**
- * The settings wizard's data source; the password is stored encrypted, the manifest gets a secretRef
+ * The settings wizard's data source; the password is stored encrypted, the manifest gets a secretRef; other fields are ignored
  */
 export type ApiConnectionRequest = {
-  vendor: 'SNOWFLAKE' | 'POSTGRESQL';
-  name?: string;
-  description?: string;
-  accountUrl?: string;
-  host?: string;
-  warehouse?: string;
-  database?: string;
-  schema?: string;
-  username?: string;
   /**
-   * 1 to 65535
+   * SNOWFLAKE when left out (or `null`)
    */
-  port?: number | string;
+  vendor?: 'SNOWFLAKE' | 'POSTGRESQL' | null;
+  name?: ApiConnectionText;
+  description?: ApiConnectionText;
+  accountUrl?: ApiConnectionText;
+  host?: ApiConnectionText;
+  warehouse?: ApiConnectionText;
+  database?: ApiConnectionText;
+  schema?: ApiConnectionText;
+  username?: ApiConnectionText;
   /**
-   * keep an ID (D####A#####); a new one is issued when omitted
+   * 1 to 65535 (a string is read as a number; `null` or `""`: left out)
+   */
+  port?: number | string | null;
+  /**
+   * keep an ID (D####A#####); a new one is issued when omitted (`""`: left out)
    */
   connectionId?: string;
   /**
-   * the client the connection is for: without connectionId, a settings-UI connection this client already owns and no ACTIVE client uses is updated in place instead of a new one being issued (a retried Create leaves no second connection)
+   * the client the connection is for: without connectionId, a settings-UI connection this client already owns and no ACTIVE client uses is updated in place instead of a new one being issued (a retried Create leaves no second connection) (`""`: left out)
    */
   owner?: string;
   /**
    * the warehouse password (never stored in the manifest)
    */
-  password?: string;
+  password?: string | null;
   /**
    * a stored secret instead of a password
    */
-  secretRef?: string;
+  secretRef?: string | null;
 };
 /**
  * Test Connection: whether a real connection succeeded
@@ -2113,6 +2142,9 @@ export type ApiClientSetRead = {
     }[];
   };
 };
+/**
+ * Other fields are ignored
+ */
 export type ApiClientSetApproveRequest = {
   /**
    * approve only while the set's digest is this one (409 otherwise)
@@ -2172,6 +2204,9 @@ export type ApiClientLifecycleResult = {
    */
   status: 'ACTIVE' | 'FAILED' | 'SUSPENDED' | 'OFFBOARDED' | 'DELETED';
 };
+/**
+ * Checked by the handler: `confirm` must repeat the path's client ID; other fields are ignored
+ */
 export type ApiPurgeRequest = {
   /**
    * the client ID again (typed-name confirmation)
@@ -2345,9 +2380,12 @@ export type ApiObjectHistory = {
   };
 };
 /**
- * What to roll back to: a git revision of the object's file (git mode) or an applied version kept by the store
+ * What to roll back to: a git revision of the object's file (git mode) or an applied version kept by the store (one of the two)
  */
 export type ApiRollbackRequest = {
+  /**
+   * a git revision of the object's file
+   */
   revision?: string;
   version?: number;
 };
@@ -2411,7 +2449,7 @@ export type ApiScheduleUpdate = {
   startTime?: string | null;
 };
 /**
- * The commit to revert (`bictl rollback <revision>`)
+ * The commit to revert (`bictl rollback <revision>`); other fields are ignored
  */
 export type ApiRevertRequest = {
   revision: string;
