@@ -100,9 +100,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.setNotFoundHandler(notFoundHandler);
   // Big bodies are cheap: objects and arrays counted (and depth measured) on the text, before JSON.parse builds anything.
   registerBodyShapeCheck(app, { maxContainers: MAX_BODY_CONTAINERS, maxValues: MAX_BODY_VALUES, maxDepth: MAX_BODY_DEPTH });
-  // Path parameters and query strings are validated by the route's schema, after its guard (on
-  // onRequest: 401 before 400), with the texts of docs/contract/api.md. Bodies stay with the handlers
-  // (the manifests with the SchemaRegistry, for defaults, unknown-field warnings and lines).
+  // Path parameters, query strings and bodies are validated by the route's schema, after its guard
+  // (on onRequest: 401 before 400), with the texts of docs/contract/api.md. The manifest bodies stay
+  // with their handlers (the SchemaRegistry, for defaults, unknown-field warnings and lines).
   app.setValidatorCompiler(edgeValidator);
   // Response schemas serialize: a field a schema does not declare is never sent.
   app.setSerializerCompiler(responseSerializer(opts.runtime.schemas));

@@ -202,3 +202,33 @@ export interface Generator {
   /** The input files a set reads (a change of one of them renders the set again). */
   inputPaths(name: string): string[];
 }
+
+/** Who owns an object: `undefined` no such object; `null` it exists and belongs to no client (admins only). */
+export type Owner = string | null | undefined;
+
+/** A stored connection's owner; a shared connection may be used by every client. */
+export interface ConnectionOwnership {
+  owner: string | null;
+  shared: boolean;
+}
+
+/**
+ * A client whose tenant may not act (docs/contract/design.md, "Tenant lifecycle"): SUSPENDED (its
+ * manifest says `suspended: true`) or OFFBOARDED (its manifest removed, retained until its purge).
+ */
+export type ClientHold = 'suspended' | 'offboarded';
+
+/**
+ * The ownership facet of the kinds (docs/contract/design.md, "Tenancy and authorization"): each
+ * kind's store answers for its own objects, so the Authorizer asks this and knows no table.
+ */
+export interface Ownership {
+  connection(connectionId: string): ConnectionOwnership | undefined;
+  vdm(vdmId: string): Owner;
+  dashboard(facadeId: string): Owner;
+  pipeline(pipelineId: string): Owner;
+  /** The client of a manifest's objects (status rows, events and audit entries are filtered by it); null: none. */
+  manifest(key: string): string | null;
+  /** The hold on a client, or undefined when its tenant may act. */
+  hold(clientId: string): ClientHold | undefined;
+}

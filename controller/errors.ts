@@ -1,6 +1,4 @@
-import type { Problem } from './types.ts';
-
-import type { ReconcileResult } from './contract.ts';
+import type { Problem, ReconcileResult } from './contract.ts';
 
 /** Domain errors. The API maps each class to a status code in one place (api/errors.ts). */
 

@@ -1,3 +1,4 @@
+import { kindOwnership } from './kinds/ownership.ts';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { AuthService, authSettingsOf, type AuthSettings } from './auth/service.ts';
@@ -19,7 +20,7 @@ import type { PlanEntry, SyncReport } from './reconciler/types.ts';
 import { WriterLock } from './git/lock.ts';
 import { gitMessage, GitRepo, isNonFastForward } from './git/repo.ts';
 import { ControllerMetrics } from './metrics/metrics.ts';
-import type { RunOutcome } from './metrics/runs.ts';
+import type { RunOutcome } from './runs/types.ts';
 import { Notifications } from './notify/notifications.ts';
 import { NetworkEgressPolicy } from './runs/engine/egress.ts';
 import { DirectorySource } from './sources/directory.ts';
@@ -103,7 +104,8 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
   const schemas = opts.schemas ?? new SchemaRegistry(undefined, { strict: config.strictManifests });
   const applied = new AppliedStore(db);
   const clientSets = new ClientSetGenerator({ db, schemas, clock });
-  const authz = new Authorizer({ db });
+  const owners = kindOwnership(db);
+  const authz = new Authorizer({ owners });
   const search = new RegistrySearch({ db });
   const secrets = new SecretStore({ db, secretKey: config.secretKey, clock });
   shutdown.push(() => search.close());
@@ -154,7 +156,7 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
     observeRecord: ((audit) => (result, facts, previous) => {
       audit(result, facts, previous);
       applied.observe(result, facts, clock());
-    })(auditRecorded(db, clock)),
+    })(auditRecorded(db, clock, owners.manifest)),
   });
   source.connect(reconciler);
   const submitter = new ManifestSubmitter({ writer, reconciler, track: (fn) => inFlight.track(fn) });

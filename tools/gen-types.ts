@@ -82,11 +82,12 @@ export const CONSTANTS: readonly { name: string; schema: string; pointer: string
   { name: 'CONNECTION_LIMITS', schema: 'api', pointer: '/$defs/ConnectionRequest', limits: true, doc: 'String limits of the wizard\'s data source (POST connections).' },
 ];
 
-/** The string limits of an object schema's properties: `{field: {minLength?, maxLength?, pattern?, minimum?, maximum?}}`. */
-function limitsOf(node: Node): Record<string, Record<string, string | number>> {
+/** The string limits of an object schema's properties: `{field: {minLength?, maxLength?, pattern?, minimum?, maximum?}}` (a property's `$ref` followed within `root`). */
+function limitsOf(node: Node, root: Node): Record<string, Record<string, string | number>> {
   const out: Record<string, Record<string, string | number>> = {};
   const props = isPlainObject(node.properties) ? node.properties : {};
-  for (const [k, p] of Object.entries(props)) {
+  for (const [k, prop] of Object.entries(props)) {
+    const p = isPlainObject(prop) && typeof prop.$ref === 'string' ? at(root, prop.$ref.replace(/^[^#]*#/, ''), root) : prop;
     if (!isPlainObject(p)) continue;
     const picked = Object.fromEntries(
       (['minLength', 'maxLength', 'pattern', 'minimum', 'maximum'] as const).filter((a) => typeof p[a] === 'string' || typeof p[a] === 'number').map((a) => [a, p[a] as string | number]),
@@ -129,7 +130,7 @@ function constantValue(schemas: Map<string, Node>, c: (typeof CONSTANTS)[number]
   const schema = schemas.get(c.schema);
   if (!schema) throw new Error(`gen:types: ${c.name}: no schema ${c.schema}`);
   let value = at(schema, c.pointer);
-  if (c.limits && isPlainObject(value)) return limitsOf(value);
+  if (c.limits && isPlainObject(value)) return limitsOf(value, schema);
   if (c.defaults && isPlainObject(value) && isPlainObject(value.properties)) {
     const props = Object.entries(value.properties).filter(([, p]) => isPlainObject(p) && 'default' in p);
     value = props.length ? Object.fromEntries(props.map(([k, p]) => [k, (p as Node).default])) : undefined;

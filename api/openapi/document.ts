@@ -1,6 +1,6 @@
 import type { FastifyDynamicSwaggerOptions, SwaggerTransformObject } from '@fastify/swagger';
 import type { SchemaRegistry } from '../../controller/manifest/validator.ts';
-import { CHECKED_BY_HANDLER } from '../validation.ts';
+import { EDGE_KEYWORDS } from '../validation.ts';
 
 type Json = Record<string, unknown>;
 
@@ -55,7 +55,7 @@ export function toComponent(schema: unknown, base?: string): unknown {
   if (!schema || typeof schema !== 'object') return schema;
   const out: Json = {};
   for (const [k, v] of Object.entries(schema as Json)) {
-    if (k === '$id' || k === '$schema' || k === 'x-messages' || k === CHECKED_BY_HANDLER) continue;
+    if (k === '$id' || k === '$schema' || k === 'x-messages' || (EDGE_KEYWORDS as readonly string[]).includes(k)) continue;
     if (k === '$ref' && typeof v === 'string') out.$ref = rewriteRef(v, base);
     else if (k === '$defs' && HOISTED.has(base ?? '')) continue;
     else out[k] = toComponent(v, base);

@@ -1,7 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RotatedTokens } from '../../controller/auth/sessions.ts';
-import { ValidationError } from '../../controller/errors.ts';
-import type { Problem } from '../../controller/types.ts';
 import { ACCESS_COOKIE, REFRESH_COOKIE, REFRESH_PATH, SESSION_COOKIE, isHttps, readCookie, serializeCookie, setCookies } from '../auth/cookies.ts';
 import { principalOf } from '../auth/principal.ts';
 import { authSchemas } from '../schemas/auth.ts';
@@ -9,21 +7,6 @@ import { authSchemas } from '../schemas/auth.ts';
 const INVALID_LOGIN = { success: false, error: 'Invalid username or password' } as const;
 const LOGINS_BUSY = { success: false, error: 'Too many logins in progress; retry in 1 s' } as const;
 const SESSION_REQUIRED = { success: false, error: 'Session required' } as const;
-
-function loginBody(body: unknown): { username: string; password: string } {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new ValidationError([{ path: '', message: 'Request body must be a JSON object with username and password' }]);
-  }
-  const b = body as Record<string, unknown>;
-  const problems: Problem[] = [];
-  for (const field of ['username', 'password'] as const) {
-    if (b[field] === undefined || b[field] === null || b[field] === '') problems.push({ path: field, message: 'is required' });
-    else if (typeof b[field] !== 'string') problems.push({ path: field, message: 'must be a string' });
-    else if ((b[field] as string).length > 1024) problems.push({ path: field, message: 'must be at most 1024 characters' });
-  }
-  if (problems.length) throw new ValidationError(problems);
-  return { username: b.username as string, password: b.password as string };
-}
 
 function tokenCookies(req: FastifyRequest, tokens: RotatedTokens & { sessionId?: string }): string[] {
   const secure = isHttps(req);
@@ -50,8 +33,9 @@ function clearCookies(req: FastifyRequest, reply: FastifyReply): void {
  * refresh (rotates ATN, RTN and the CSRF token), logout (revoked in the store).
  */
 export default async function authRoutes(app: FastifyInstance): Promise<void> {
-  app.post('/v1/auth/login', { config: { noStore: true }, schema: authSchemas.login }, async (req, reply) => {
-    const { username, password } = loginBody(req.body);
+  // The body is checked at the edge (schemas/api.schema.json `LoginRequest`).
+  app.post<{ Body: { username: string; password: string } }>('/v1/auth/login', { config: { noStore: true }, schema: authSchemas.login }, async (req, reply) => {
+    const { username, password } = req.body;
     const result = await app.runtime.auth.login(username, password, req.ip);
     if (!result.ok) {
       app.runtime.metrics.authRefused({ method: 'login', reason: result.status === 429 ? 'rate_limited' : 'bad_credentials' });

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { NotFoundError } from '../../controller/errors.ts';
 import { exportClient } from '../../controller/kinds/client/export.ts';
-import { listClients, parseListQuery } from '../../controller/kinds/client/listing.ts';
+import { listClients, readListQuery, type ListQueryString } from '../../controller/kinds/client/listing.ts';
 import { detailView, readClient } from '../../controller/kinds/client/registry.ts';
 import { normalizeClientId } from '../../controller/kinds/client/rules.ts';
 import { clientSchemas } from '../schemas/clients.ts';
@@ -23,8 +23,8 @@ export default async function clientRoutes(app: FastifyInstance): Promise<void> 
     return clientId;
   };
 
-  app.get('/v1/bi/admin/clients/:userId', { schema: clientSchemas.list }, async (req) => {
-    const query = parseListQuery((req.query ?? {}) as Record<string, unknown>);
+  app.get<{ Querystring: ListQueryString }>('/v1/bi/admin/clients/:userId', { schema: clientSchemas.list }, async (req) => {
+    const query = readListQuery(req.query);
     const tenants = authz.registryTenants(principalOf(req));
     const page = await listClients(app.runtime.db, query, app.runtime.search, tenants === 'all' ? undefined : tenants);
     return { success: true, data: page.data, pagination: page.pagination };

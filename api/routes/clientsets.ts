@@ -60,16 +60,14 @@ export default async function clientSetRoutes(app: FastifyInstance): Promise<voi
     });
   });
 
-  app.post<{ Params: { name: string }; Body: { digest?: unknown } | undefined }>(
+  // The body (optional) is checked at the edge (schemas/api.schema.json `ClientSetApproveRequest`).
+  app.post<{ Params: { name: string }; Body: { digest?: string } | undefined }>(
     '/v1/reconciler/clientsets/:name/approve',
     { schema: clientSetSchemas.approve },
     async (req) => {
-      const body = req.body ?? {};
-      if (typeof body !== 'object' || Array.isArray(body)) throw new ValidationError([{ path: '', message: 'Request body must be a JSON object' }]);
-      if (body.digest !== undefined && typeof body.digest !== 'string') throw new ValidationError([{ path: 'digest', message: 'digest must be a string' }]);
       const rt = app.runtime;
       const name = req.params.name;
-      const approved = rt.clientSets.approve(name, body.digest);
+      const approved = rt.clientSets.approve(name, req.body?.digest);
       if (!approved.ok && approved.reason === 'not-found') throw new NotFoundError(`ClientSet ${name} not found`);
       if (!approved.ok) throw new ConflictError(`ClientSet ${name} is at digest ${approved.current ?? '(none)'}`);
       await rt.track(() => rt.reconciler.expandSet(`ClientSet/${name}`));

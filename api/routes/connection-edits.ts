@@ -1,10 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import { readConnectionSummary } from '../../controller/connections/registry.ts';
-import { ValidationError } from '../../controller/errors.ts';
+import { readConnectionSummary } from '../../controller/kinds/connection/registry.ts';
 import { ConnectionInUseError, EditConnection } from '../../controller/usecases/edit-connection.ts';
 import { principalOf } from '../auth/principal.ts';
 import { connectionEditSchemas } from '../schemas/connections.ts';
-import { readConnectionBody } from './settings.ts';
+import { readConnectionBody, type ConnectionBody } from './settings.ts';
 
 type Params = { connectionId: string };
 
@@ -16,11 +15,11 @@ export default async function connectionEditRoutes(app: FastifyInstance): Promis
   const rt = app.runtime;
   const edits = new EditConnection({ runtime: rt });
 
-  app.patch<{ Params: Params }>('/v1/bi/admin/connections/:connectionId/:userId', { schema: connectionEditSchemas.update }, async (req) => {
+  // The body is checked at the edge (schemas/api.schema.json `ConnectionRequest`).
+  app.patch<{ Params: Params; Body: ConnectionBody }>('/v1/bi/admin/connections/:connectionId/:userId', { schema: connectionEditSchemas.update }, async (req) => {
     const { connectionId } = req.params;
-    if (!req.body || typeof req.body !== 'object' || Array.isArray(req.body)) throw new ValidationError([{ path: '', message: 'Request body must be a JSON object' }]);
     // Fields left out keep their value: the body goes over the connection's current spec.
-    const input = readConnectionBody({ ...edits.currentSpec(connectionId), ...(req.body as object) }, { requireName: true });
+    const input = readConnectionBody({ ...(edits.currentSpec(connectionId) as ConnectionBody), ...req.body }, { requireName: true });
     await edits.update(connectionId, input, principalOf(req));
     return { success: true, connection: readConnectionSummary(rt.db, connectionId) };
   });

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { listConnections, readConnectionSummary, recordConnectionTest } from '../../controller/connections/registry.ts';
+import { listConnections, readConnectionSummary } from '../../controller/kinds/connection/registry.ts';
+import { recordConnectionTest } from '../../controller/kinds/connection/tests.ts';
 import { DEFAULT_TEST_TIMEOUT_MS, testConnection, type TestResult } from '../../controller/connections/test-connection.ts';
 import { NotFoundError } from '../../controller/errors.ts';
 import { StoreConnectionResolver } from '../../controller/runs/engine/connections.ts';

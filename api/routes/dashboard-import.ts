@@ -3,7 +3,7 @@ import { ImportDashboard } from '../../controller/usecases/import-dashboard.ts';
 import { principalOf } from '../auth/principal.ts';
 import { dashboardSchemas } from '../schemas/dashboards.ts';
 
-/** Spec 4.2 and 4.3: dashboard import, by API key or by browser session. */
+/** docs/contract/api.md §4.2 and §4.3: dashboard import, by API key or by browser session. */
 export default async function dashboardImportRoutes(app: FastifyInstance): Promise<void> {
   const importer = new ImportDashboard({ runtime: app.runtime });
   const handler = async (req: FastifyRequest, reply: FastifyReply) => {

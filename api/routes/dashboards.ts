@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { dashboardOwner } from '../../controller/authz/index.ts';
+import { dashboardOwner } from '../../controller/kinds/dashboard/store.ts';
 import { readDashboard } from '../../controller/kinds/dashboard/store.ts';
 import { NotFoundError } from '../../controller/errors.ts';
 import { listDashboards } from '../../controller/kinds/client/resources.ts';

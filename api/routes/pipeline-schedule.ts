@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { pipelineOwner } from '../../controller/authz/index.ts';
+import { pipelineOwner } from '../../controller/kinds/pipeline/store.ts';
 import { NotFoundError, ValidationError } from '../../controller/errors.ts';
 import { PipelineSchedule, SCHEDULE_FIELDS, type SchedulePatch } from '../../controller/usecases/pipeline-schedule.ts';
 import { principalOf } from '../auth/principal.ts';

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { NotFoundError } from '../../controller/errors.ts';
 import { listPipelines, readPipeline } from '../../controller/runs/pipeline-view.ts';
-import { pipelineOwner } from '../../controller/authz/index.ts';
+import { pipelineOwner } from '../../controller/kinds/pipeline/store.ts';
 import { ImportPipeline } from '../../controller/usecases/import-pipeline.ts';
 import { principalOf } from '../auth/principal.ts';
 import { pipelineSchemas } from '../schemas/pipelines.ts';

@@ -1,19 +1,16 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { NotFoundError, ValidationError } from '../../controller/errors.ts';
-import { parseStatusFilter } from '../../controller/reconciler/status-filter.ts';
-import type { StatusRecord } from '../../controller/reconciler/status.ts';
+import { NotFoundError } from '../../controller/errors.ts';
+import type { StatusFilter, StatusRecord } from '../../controller/reconciler/status.ts';
 import type { ReconcileEvent } from '../../controller/reconciler/types.ts';
 import { principalOf } from '../auth/principal.ts';
 import webhook from './reconciler-webhook.ts';
-import { reconcilerSchemas } from '../schemas/reconciler.ts';
+import { reconcileStatusSchema, reconcilerSchemas } from '../schemas/reconciler.ts';
 
 /** A comment line keeps proxies from closing an idle event stream. */
 export const HEARTBEAT_MS = 15_000;
 
-interface StatusQuery {
-  kind?: string;
-  phase?: string;
-}
+/** The status filter as the edge checked it: a kind the reconciler applies, a phase. */
+type StatusQuery = StatusFilter;
 
 /** One row of `GET /v1/reconciler/status`. */
 export function statusItem(s: StatusRecord, warnings?: string[]) {
@@ -105,9 +102,9 @@ export default async function reconcilerRoutes(app: FastifyInstance): Promise<vo
     res.on('error', end);
   });
 
-  app.get<{ Querystring: StatusQuery }>('/v1/reconciler/status', { schema: reconcilerSchemas.status }, async (req) => {
+  app.get<{ Querystring: StatusQuery }>('/v1/reconciler/status', { schema: reconcileStatusSchema(app.runtime.reconciler.kinds) }, async (req) => {
     const rt = app.runtime;
-    const filter = parseStatusFilter(req.query, rt.reconciler.kinds);
+    const filter: StatusFilter = { ...(req.query.kind ? { kind: req.query.kind } : {}), ...(req.query.phase ? { phase: req.query.phase } : {}) };
     const caller = principalOf(req);
     const git = rt.gitSource;
     const g = rt.config.git;
@@ -126,19 +123,13 @@ export default async function reconcilerRoutes(app: FastifyInstance): Promise<vo
     };
   });
 
+  // The body (optional) is checked at the edge (schemas/api.schema.json `SyncRequest`).
   app.post<{ Body: { allowMassPrune?: boolean } | undefined }>(
     '/v1/reconciler/sync',
     { schema: reconcilerSchemas.sync },
     async (req) => {
-      const body = req.body ?? {};
-      if (typeof body !== 'object' || Array.isArray(body)) {
-        throw new ValidationError([{ path: '', message: 'Request body must be a JSON object' }]);
-      }
-      if (body.allowMassPrune !== undefined && typeof body.allowMassPrune !== 'boolean') {
-        throw new ValidationError([{ path: 'allowMassPrune', message: 'allowMassPrune must be boolean' }]);
-      }
       const rt = app.runtime;
-      const report = await rt.syncNow({ allowMassPrune: body.allowMassPrune === true });
+      const report = await rt.syncNow({ allowMassPrune: req.body?.allowMassPrune === true });
       return {
         success: true,
         revision: rt.gitSource ? rt.gitSource.revision : null,
@@ -154,10 +145,9 @@ export default async function reconcilerRoutes(app: FastifyInstance): Promise<vo
   );
 
   // Retry now (the console): the manifest's file reconciled again as it is.
-  app.post<{ Body: { key?: unknown } | undefined }>('/v1/reconciler/retry', { schema: reconcilerSchemas.retry }, async (req) => {
-    const body = req.body ?? {};
-    const key = typeof body === 'object' && !Array.isArray(body) ? body.key : undefined;
-    if (typeof key !== 'string' || key === '') throw new ValidationError([{ path: 'key', message: 'key must be a manifest key such as Client/ACME' }]);
+  // The body is checked at the edge (schemas/api.schema.json `RetryRequest`).
+  app.post<{ Body: { key: string } }>('/v1/reconciler/retry', { schema: reconcilerSchemas.retry }, async (req) => {
+    const { key } = req.body;
     const result = await app.runtime.track(() => app.runtime.reconciler.retry(key));
     if (!result) throw new NotFoundError(`Manifest ${key} not found`);
     return { success: true, key: result.key, phase: result.phase, reason: result.reason, message: result.message };

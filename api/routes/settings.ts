@@ -1,12 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { readClient } from '../../controller/kinds/client/registry.ts';
-import { columnTypesOf } from '../../controller/kinds/dashboard/fields.ts';
+import { listCoreModels } from '../../controller/kinds/coremodel/store.ts';
 import { DEFAULT_TEST_TIMEOUT_MS, testConnection, type ConnectionTarget } from '../../controller/connections/test-connection.ts';
 import { NotFoundError, ValidationError } from '../../controller/errors.ts';
 import type { ConnectionSpec } from '../../controller/kinds/connection/applier.ts';
-import { VENDORS } from '../../controller/generated/schema-constants.ts';
 import { secretTarget } from '../../controller/secrets/target.ts';
-import { isIdOf } from '../../controller/store/ids.ts';
 import type { Problem } from '../../controller/types.ts';
 import { SaveConnection, validationFailed, type ConnectionInput } from '../../controller/usecases/save-connection.ts';
 import { principalOf } from '../auth/principal.ts';
@@ -15,83 +13,49 @@ import { settingsSchemas } from '../schemas/settings.ts';
 /** The settings UI's own endpoints (S, admin unless noted); everything else it calls is the public API. */
 
 const TEXT_FIELDS = ['name', 'description', 'accountUrl', 'host', 'warehouse', 'database', 'schema', 'username'] as const;
-const MAX_TEXT = 512;
 
 export interface SettingsOptions {
   /** Upper bound for Test Connection (ms). */
   testTimeoutMs?: number;
 }
 
+/** The wizard's data source as the edge checked it (schemas/api.schema.json `ConnectionRequest`). */
+export type ConnectionBody = Partial<Record<(typeof TEXT_FIELDS)[number] | 'password' | 'secretRef', string | null>> & {
+  vendor?: ConnectionSpec['vendor'] | null;
+  port?: number | string | null;
+  connectionId?: string;
+  owner?: string;
+};
 
-/** Connection fields typed in the wizard, checked field by field; the password is kept apart from the spec. */
-export function readConnectionBody(body: unknown, opts: { requireName: boolean }): ConnectionInput {
+const PORT_PROBLEM = { path: 'port', message: 'port must be an integer from 1 to 65535' };
+
+/**
+ * A checked connection body as the wizard means it (the password kept apart from the spec):
+ * `null` or `""` is a field left out, text trimmed, the owner uppercased, a port typed as text
+ * read as a number; and what the schema cannot say — a name (`requireName`), and the vendor's
+ * own address field — each named (400 `Validation failed: …`).
+ */
+export function readConnectionBody(b: ConnectionBody, opts: { requireName: boolean }): ConnectionInput {
   const problems: Problem[] = [];
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new ValidationError([{ path: '', message: 'Request body must be a JSON object' }]);
-  const b = body as Record<string, unknown>;
-  const spec: Partial<ConnectionSpec> = {};
-  const vendor = b.vendor ?? 'SNOWFLAKE';
-  if (typeof vendor !== 'string' || !(VENDORS as readonly string[]).includes(vendor)) {
-    problems.push({ path: 'vendor', message: `vendor must be one of ${VENDORS.join(', ')}` });
-  } else spec.vendor = vendor as ConnectionSpec['vendor'];
+  const spec: Partial<ConnectionSpec> = { vendor: b.vendor ?? 'SNOWFLAKE' };
   for (const f of TEXT_FIELDS) {
     const v = b[f];
-    if (v === undefined || v === null || v === '') continue;
-    if (typeof v !== 'string') problems.push({ path: f, message: `${f} must be a string` });
-    else if (v.length > MAX_TEXT) problems.push({ path: f, message: `${f} must be at most ${MAX_TEXT} characters` });
-    else spec[f] = v.trim();
+    if (v) spec[f] = v.trim();
   }
   if (b.port !== undefined && b.port !== null && b.port !== '') {
-    const port = typeof b.port === 'string' ? Number(b.port) : b.port;
-    if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535) problems.push({ path: 'port', message: 'port must be an integer from 1 to 65535' });
+    const port = Number(b.port);
+    if (!Number.isInteger(port) || port < 1 || port > 65535) problems.push(PORT_PROBLEM);
     else spec.port = port;
   }
-  if (b.connectionId !== undefined && b.connectionId !== '') {
-    if (typeof b.connectionId !== 'string' || !isIdOf('connection', b.connectionId)) problems.push({ path: 'connectionId', message: 'connectionId must have the shape D####A#####' });
-    else spec.connectionId = b.connectionId;
-  }
-  if (b.owner !== undefined && b.owner !== '') {
-    if (typeof b.owner !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(b.owner)) problems.push({ path: 'owner', message: 'owner must be a client ID' });
-    else spec.owner = b.owner.toUpperCase();
-  }
+  if (b.connectionId) spec.connectionId = b.connectionId;
+  if (b.owner) spec.owner = b.owner.toUpperCase();
   if (opts.requireName && !spec.name) problems.push({ path: 'name', message: 'name is required' });
   if (spec.vendor === 'POSTGRESQL' && !spec.host && !spec.accountUrl) problems.push({ path: 'host', message: 'host (or accountUrl) is required for POSTGRESQL' });
   if (spec.vendor === 'SNOWFLAKE' && !spec.accountUrl) problems.push({ path: 'accountUrl', message: 'accountUrl is required for SNOWFLAKE' });
-  let password: string | undefined;
-  if (b.password !== undefined && b.password !== null && b.password !== '') {
-    if (typeof b.password !== 'string') problems.push({ path: 'password', message: 'password must be a string' });
-    else password = b.password;
-  }
-  let secretRef: string | undefined;
-  if (b.secretRef !== undefined && b.secretRef !== null && b.secretRef !== '') {
-    if (typeof b.secretRef !== 'string' || !/^secret:[A-Za-z0-9_-]+$/.test(b.secretRef)) problems.push({ path: 'secretRef', message: 'secretRef must have the shape secret:<id>' });
-    else secretRef = b.secretRef;
-  }
   if (problems.length) throw validationFailed(problems);
-  return { spec, password, secretRef };
+  return { spec, password: b.password || undefined, secretRef: b.secretRef || undefined };
 }
 
-/** Column names a core model's definition lists (`columns: [name | {name}]`), for the wizard's VDM picker. */
-/** A stored definition's JSON, or undefined when it does not parse. */
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-export function modelColumns(definition: string): string[] {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(definition);
-  } catch {
-    return [];
-  }
-  const cols = (parsed as { columns?: unknown } | null)?.columns;
-  if (!Array.isArray(cols)) return [];
-  const names = cols.map((c) => (typeof c === 'string' ? c : c && typeof c === 'object' && typeof (c as { name?: unknown }).name === 'string' ? (c as { name: string }).name : null));
-  return [...new Set(names.filter((n): n is string => n !== null && n !== ''))];
-}
 
 
 export default async function settings(app: FastifyInstance, opts: SettingsOptions = {}): Promise<void> {
@@ -117,19 +81,10 @@ export default async function settings(app: FastifyInstance, opts: SettingsOptio
   });
 
   app.get('/v1/bi/admin/core-models/:userId', { schema: settingsSchemas.coreModels }, async () => {
-    const rows = rt.db.prepare('SELECT model_id, name, description, definition FROM core_models ORDER BY name, model_id').all() as {
-      model_id: string;
-      name: string;
-      description: string;
-      definition: string;
-    }[];
-    return {
-      success: true,
-      coreModels: rows.map((r) => ({ modelId: r.model_id, name: r.name, description: r.description, columns: modelColumns(r.definition), columnTypes: Object.fromEntries(columnTypesOf(safeJson(r.definition))) })),
-    };
+    return { success: true, coreModels: listCoreModels(rt.db) };
   });
 
-  app.post('/v1/bi/admin/test-connection/:userId', { schema: settingsSchemas.testConnection }, async (req) => {
+  app.post<{ Body: ConnectionBody }>('/v1/bi/admin/test-connection/:userId', { schema: settingsSchemas.testConnection }, async (req) => {
     const { spec, password, secretRef } = readConnectionBody(req.body, { requireName: false });
     // A stored password only ever goes to the target it was stored for: nothing is sent otherwise.
     const refused = !password && secretRef ? secrets.refusal(secretRef, secretTarget({ ...spec, vendor: spec.vendor ?? 'SNOWFLAKE' })) : undefined;
@@ -141,7 +96,7 @@ export default async function settings(app: FastifyInstance, opts: SettingsOptio
   });
 
   // The wizard's data source: a Connection manifest through the one submit path (SaveConnection).
-  app.post('/v1/bi/admin/connections/:userId', { schema: settingsSchemas.connections }, async (req, reply) => {
+  app.post<{ Body: ConnectionBody }>('/v1/bi/admin/connections/:userId', { schema: settingsSchemas.connections }, async (req, reply) => {
     const saved = await saveConnection.run(readConnectionBody(req.body, { requireName: true }), principalOf(req));
     const { created, ...body } = saved;
     return reply.status(created ? 201 : 200).send({ success: true, ...body });

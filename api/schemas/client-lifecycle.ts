@@ -1,4 +1,4 @@
-import { answer, apiBody, CLIENT_ID, pathParams, route, USER_ID } from './common.ts';
+import { answer, apiBody, checkedByHandler, CLIENT_ID, pathParams, route, USER_ID } from './common.ts';
 
 const admin = { tags: ['clients'], auth: 'admin' as const, method: 'POST' as const };
 const params = pathParams({ clientId: CLIENT_ID, userId: USER_ID });
@@ -11,7 +11,8 @@ const shortcut = (operationId: string, summary: string, description: string, con
     description,
     params,
     bodyOptional: true,
-    body: { type: 'object', description: 'no fields (may be left out)' },
+    // Not read: whatever is sent is ignored.
+    body: checkedByHandler({ type: 'object', description: 'no fields (may be left out; ignored)' }),
     response: {
       200: answer('ClientLifecycleResult', "The client's registry status after the change"),
       404: answer('ErrorBody', '`Client <ID> not found`'),
@@ -48,7 +49,8 @@ export const lifecycleSchemas = {
     description:
       'After `retainUntil` (before it only with `force: true`, admins). The registry record stays as DELETED (isDeleted true). With BI_PURGE_DRY_RUN=true it answers `{dryRun: true, removes}` and removes nothing. A purge interrupted by a crash is finished at the next start.',
     params,
-    body: apiBody('PurgeRequest'),
+    // Checked by PurgeClient: `confirm` repeats the path's client ID, before `force` is looked at.
+    body: checkedByHandler(apiBody('PurgeRequest')),
     response: {
       200: answer('PurgeResult', 'Purged (status DELETED), or the dry run'),
       400: answer('ErrorBody', '`confirm` does not repeat the client ID, or `force` is not a boolean'),

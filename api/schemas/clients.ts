@@ -1,4 +1,8 @@
-import { answer, apiBody, checkedByHandler, CLIENT_ID, oneOf, pathParams, route, schemaFile, USER_ID, writeVariant } from './common.ts';
+import { CLIENT_STATUSES } from '../../controller/generated/schema-constants.ts';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_SEARCH_LENGTH, SORT_FIELDS } from '../../controller/kinds/client/listing.ts';
+import { answer, apiBody, checkedByHandler, CLIENT_ID, manifestBody, oneOf, pathParams, route, schemaFile, USER_ID, writeVariant } from './common.ts';
+
+const POSITIVE = 'must be a positive integer';
 
 const onboard = (auth: 'apiKey' | 'admin') =>
   route({
@@ -6,7 +10,7 @@ const onboard = (auth: 'apiKey' | 'admin') =>
     description:
       'Writes `clients/<CLIENTID>.yaml` and reconciles it at once: all or nothing. An ACTIVE client answers 200 ALREADY_EXISTS and nothing is created.',
     tags: ['clients'],
-    body: schemaFile('client'),
+    body: manifestBody('client'),
     response: {
       201: answer('OnboardResult', 'COMPLETED: the client is ACTIVE'),
       200: oneOf(['OnboardResult', 'OnboardPlanned'], 'ALREADY_EXISTS (nothing created), or the plan of a dry run'),
@@ -31,18 +35,26 @@ export const clientSchemas = {
     operationId: 'listClients',
     summary: 'List clients (docs/contract/api.md §4.5)',
     params: pathParams({ userId: USER_ID }),
-    // Checked by parseListQuery (controller/kinds/client/listing.ts).
-    querystring: checkedByHandler({
+    // docs/contract/api.md §4.5: a name given twice, an empty page or limit, are refused; problems name the parameter
+    // alone, as before (`x-bare-paths`); the pattern is compiled by the handler (listing.ts).
+    querystring: {
       type: 'object',
       properties: {
-        page: { type: 'integer', minimum: 1, default: 1, description: '1-indexed' },
-        limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100, description: 'results per page' },
-        status: { type: 'string', enum: ['ACTIVE', 'FAILED', 'DELETED'], description: 'case-insensitive' },
-        search: { type: 'string', maxLength: 256, description: 'case-insensitive regular expression (RE2) on clientId or clientName' },
-        sort: { type: 'string', enum: ['clientId', 'clientName', 'status', 'onboardedDate'], description: 'order of the listing (default: onboardedDate, newest first); ties by clientId' },
-        order: { type: 'string', enum: ['asc', 'desc'], description: 'direction of sort (default asc, desc for onboardedDate)' },
+        page: { type: 'integer', minimum: 1, maximum: 999_999_999, default: 1, description: '1-indexed', 'x-empty': 'invalid', 'x-messages': { type: POSITIVE, minimum: POSITIVE, maximum: POSITIVE } },
+        limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE, description: 'results per page', 'x-empty': 'invalid' },
+        status: { type: 'string', enum: [...CLIENT_STATUSES], description: 'case-insensitive', 'x-uppercase': true },
+        search: {
+          type: 'string',
+          maxLength: MAX_SEARCH_LENGTH,
+          description: 'case-insensitive regular expression (RE2) on clientId or clientName',
+          'x-messages': { maxLength: `must be at most ${MAX_SEARCH_LENGTH} characters` },
+        },
+        order: { type: 'string', enum: ['asc', 'desc'], description: 'direction of sort (default asc, desc for onboardedDate)', 'x-messages': { enum: 'must be asc or desc' } },
+        sort: { type: 'string', enum: Object.keys(SORT_FIELDS), description: 'order of the listing (default: onboardedDate, newest first); ties by clientId' },
       },
-    }),
+      'x-messages': { repeated: 'must be given once' },
+      'x-bare-paths': true,
+    },
     response: { 200: answer('ClientList', 'One page of the registry'), 400: answer('ErrorBody', 'A query parameter is invalid (each named)') },
   }),
   read: route({
@@ -82,7 +94,8 @@ export const clientSchemas = {
     summary: "Offboard a client: withdraw its manifest (removed, or a commit removing it in git mode) and prune what it created",
     description: 'The removal is reconciled at once: its dashboards, model and VDMs and the connection its onboarding created (when nothing else uses it) are removed; the registry entry stays as DELETED. Pipelines have their own manifests and stay.',
     params: pathParams({ clientId: CLIENT_ID, userId: USER_ID }),
-    body: apiBody('OffboardRequest'),
+    // Checked by OffboardClient: `confirm` repeats the path's client ID (a body that is not an object has none).
+    body: checkedByHandler(apiBody('OffboardRequest')),
     response: {
       200: answer('ClientOffboarded', 'Withdrawn and pruned'),
       400: answer('ErrorBody', '`confirm` does not repeat the client ID'),

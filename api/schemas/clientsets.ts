@@ -1,4 +1,4 @@
-import { answer, apiBody, pathParams, route, schemaFile } from './common.ts';
+import { answer, apiBody, checkedByHandler, pathParams, route, schemaFile } from './common.ts';
 
 const NAME = pathParams({ name: { type: 'string', description: 'the ClientSet\'s metadata.name' } });
 
@@ -28,11 +28,11 @@ export const clientSetSchemas = {
     auth: 'admin',
     // The route parses YAML itself (routes/clientsets.ts).
     consumes: ['application/json', 'application/yaml'],
-    body: {
+    body: checkedByHandler({
       type: 'object',
       description: 'a ClientSet manifest (apiVersion, kind ClientSet, metadata, spec): JSON, or YAML as the file is written with `Content-Type: application/yaml`',
       properties: { apiVersion: { type: 'string' }, kind: { const: 'ClientSet' }, metadata: { type: 'object' }, spec: schemaFile('clientset') },
-    },
+    }),
     response: { 200: answer('ClientSetPreview', 'Per tenant: create, update, delete, unchanged, orphaned or invalid; nothing written'), 400: answer('ErrorBody', 'Not a valid ClientSet manifest (the field path is named), or YAML that does not parse (line and column named)') },
   }),
   approve: route({

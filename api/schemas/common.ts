@@ -1,5 +1,5 @@
 import type { FastifySchema } from 'fastify';
-import { CHECKED_BY_HANDLER } from '../validation.ts';
+import { CHECKED_BY_HANDLER, optionalBody } from '../validation.ts';
 
 /**
  * Route schemas: what each route accepts and answers, read by @fastify/swagger for the OpenAPI
@@ -39,8 +39,11 @@ const DRY_RUN: Json = {
   properties: { dryRun: { type: 'boolean', default: false, description: '`true`, `1` or empty: validate and show the plan, write nothing (any other value: false)' } },
 };
 
-/** A query string (or body) its handler checks itself: documented, not validated at the edge (api/validation.ts). */
+/** A body its handler checks itself: documented, not validated at the edge (api/validation.ts). */
 export const checkedByHandler = (schema: Json): Json => ({ ...schema, [CHECKED_BY_HANDLER]: true });
+
+/** A manifest body (`client`, `dashboard`, `pipeline`): checked by its handler with the SchemaRegistry (defaults, unknown-field warnings, lines). */
+export const manifestBody = (stem: string): Json => checkedByHandler(schemaFile(stem));
 
 /**
  * The parts of a submitted write (onboarding, imports) that differ between its two variants: by
@@ -161,12 +164,13 @@ function constrained(params: Json | undefined): boolean {
 export function route(d: RouteDoc): FastifySchema {
   const err = d.errors ?? 'ErrorBody';
   const response: Record<number, Json> = { ...guardResponses(d.auth) };
-  // Path parameters and query strings are validated at the edge (api/validation.ts).
-  if (constrained(d.params) || (d.querystring && d.querystring[CHECKED_BY_HANDLER] !== true)) response[400] = answer(err, 'A path parameter or query value is invalid (each named in `problems`)');
+  // Path parameters, query strings and bodies are validated at the edge (api/validation.ts).
+  if (constrained(d.params) || d.querystring) response[400] = answer(err, 'A path parameter or query value is invalid (each named in `problems`)');
   if (d.method === 'POST' || d.method === 'PATCH') {
     response[413] = answer(err, 'The body is larger than the limit (BI_BODY_LIMIT)');
     if (!d.rawBody) {
-      response[400] = answer(err, 'Malformed JSON, an empty body, or a body nested too deep');
+      const checked = d.body && d.body[CHECKED_BY_HANDLER] !== true ? ', or a field of it is invalid (each named in `problems`)' : '';
+      response[400] = answer(err, `Malformed JSON, an empty body, or a body nested too deep${checked}`);
       response[415] = answer(err, 'Unsupported content type: send application/json');
     }
   }
@@ -186,7 +190,7 @@ export function route(d: RouteDoc): FastifySchema {
     security: SECURITY[d.auth],
     ...(d.params ? { params: d.params } : {}),
     ...(d.querystring ? { querystring: d.querystring } : {}),
-    ...(d.body ? { body: d.body } : {}),
+    ...(d.body ? { body: d.bodyOptional ? optionalBody(d.body) : d.body } : {}),
     ...(d.bodyOptional ? { 'x-body-optional': true } : {}),
     ...(d.consumes ? { consumes: d.consumes } : {}),
     response,

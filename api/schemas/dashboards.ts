@@ -1,11 +1,11 @@
-import { answer, CLIENT_ID, pathParams, route, schemaFile, USER_ID, writeVariant } from './common.ts';
+import { answer, CLIENT_ID, manifestBody, pathParams, route, USER_ID, writeVariant } from './common.ts';
 
 const importDashboard = (auth: 'apiKey' | 'session') =>
   route({
     ...writeVariant(auth, 'importDashboard', { apiKey: 'Import a dashboard (docs/contract/api.md §4.2)', session: 'Import a dashboard, browser session (docs/contract/api.md §4.3)' }),
     description: 'Writes `dashboards/<name>.yaml` and reconciles it at once; withdrawn again when it fails.',
     tags: ['dashboards'],
-    body: schemaFile('dashboard'),
+    body: manifestBody('dashboard'),
     response: {
       201: answer('DashboardImported', 'Imported'),
       200: answer('DashboardImportPlanned', 'The plan of a dry run; nothing written'),

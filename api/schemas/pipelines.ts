@@ -1,4 +1,4 @@
-import { answer, apiBody, oneOf, pathParams, route, schemaFile, USER_ID, writeVariant } from './common.ts';
+import { answer, apiBody, checkedByHandler, manifestBody, oneOf, pathParams, route, USER_ID, writeVariant } from './common.ts';
 
 const importPipeline = (auth: 'apiKey' | 'session') =>
   route({
@@ -6,7 +6,7 @@ const importPipeline = (auth: 'apiKey' | 'session') =>
     description: 'Writes `pipelines/<name>.yaml` and reconciles it at once. Failures answer `{success: false, message}` (docs/contract/api.md §4.4).',
     tags: ['pipelines'],
     errors: 'MessageError',
-    body: schemaFile('pipeline'),
+    body: manifestBody('pipeline'),
     response: {
       201: answer('PipelineImported', 'Imported: status draft, every step configured'),
       200: answer('PipelinePlanned', 'The plan of a dry run; nothing written'),
@@ -67,7 +67,8 @@ export const pipelineScheduleSchemas = {
     tags: ['pipelines'],
     auth: 'admin',
     params: pathParams({ pipelineId: { type: 'string', description: 'pipeline ID (DP-<digits>)' }, userId: USER_ID }),
-    body: apiBody('ScheduleUpdate'),
+    // Checked by the handler and PipelineSchedule: the fields are the pipeline schema's `schedule`, checked merged into the manifest as an import is (problems at `schedule.<field>`).
+    body: checkedByHandler(apiBody('ScheduleUpdate')),
     response: {
       200: answer('PipelineRead', 'Saved: the pipeline with its new schedule and nextRunAt'),
       404: answer('ErrorBody', '`Pipeline <ID> not found`'),

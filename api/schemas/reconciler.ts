@@ -1,4 +1,27 @@
+import { PHASES } from '../../controller/generated/schema-constants.ts';
 import { answer, apiBody, checkedByHandler, route } from './common.ts';
+
+/**
+ * `GET /v1/reconciler/status` for the kinds the reconciler applies (its appliers', in apply
+ * order): an empty or repeated `kind` or `phase` is refused like an unknown one.
+ */
+export const reconcileStatusSchema = (kinds: readonly string[]) =>
+  route({
+    method: 'GET',
+    operationId: 'reconcileStatus',
+    summary: 'Per-manifest reconcile status',
+    tags: ['reconciler'],
+    auth: 'session',
+    querystring: {
+      type: 'object',
+      properties: {
+        kind: { enum: [...kinds], description: `only this kind (${kinds.join(', ')})`, 'x-empty': 'invalid' },
+        phase: { enum: [...PHASES], description: `only this phase (${PHASES.join(', ')})`, 'x-empty': 'invalid' },
+      },
+      'x-bare-paths': true,
+    },
+    response: { 200: answer('ReconcileStatus', 'The status of every manifest'), 400: answer('ErrorBody', 'An unknown kind or phase') },
+  });
 
 export const reconcilerSchemas = {
   events: route({
@@ -14,22 +37,6 @@ export const reconcilerSchemas = {
     response: {
       200: { description: 'The event stream', content: { 'text/event-stream': { schema: { type: 'string', description: 'server-sent events' } } } },
     },
-  }),
-  status: route({
-    method: 'GET',
-    operationId: 'reconcileStatus',
-    summary: 'Per-manifest reconcile status',
-    tags: ['reconciler'],
-    auth: 'session',
-    // Checked by parseStatusFilter (controller/reconciler/status-filter.ts).
-    querystring: checkedByHandler({
-      type: 'object',
-      properties: {
-        kind: { type: 'string', description: 'only this kind (Client, Dashboard, Pipeline, Connection, CoreModel)' },
-        phase: { type: 'string', description: 'only this phase (Pending, Synced, Failed, Invalid, Pruned)' },
-      },
-    }),
-    response: { 200: answer('ReconcileStatus', 'The status of every manifest'), 400: answer('ErrorBody', 'An unknown kind or phase') },
   }),
   sync: route({
     method: 'POST',
@@ -65,7 +72,7 @@ export const reconcilerSchemas = {
     tags: ['reconciler'],
     auth: 'public',
     rawBody: true,
-    body: { type: 'object', description: 'the push event as the git host sends it (any media type); only its signature is checked', additionalProperties: true },
+    body: checkedByHandler({ type: 'object', description: 'the push event as the git host sends it (any media type); only its signature is checked', additionalProperties: true }),
     response: {
       202: answer('WebhookAccepted', 'Accepted; the sync runs in the background'),
       401: answer('ErrorBody', '`Invalid signature`'),

@@ -31,7 +31,7 @@ export const userSchemas = {
     operationId: 'updateUser',
     summary: "Change a user's role, grants or disabled state",
     params: pathParams({ targetUserId: USER_ID, userId: USER_ID }),
-    body: apiBody('UserRequest'),
+    body: apiBody('UserUpdate'),
     response: {
       200: answer('UserWritten', 'Changed'),
       400: answer('ErrorBody', 'A field is invalid (each named), or a malformed body'),

@@ -1,4 +1,4 @@
-import { answer, pathParams, route, type Json } from './common.ts';
+import { answer, checkedByHandler, pathParams, route, type Json } from './common.ts';
 
 const RUN_ID: Json = { type: 'string', pattern: '^RUN-\\d+$' };
 const BEARER = 'Authenticated with `Authorization: Bearer <BI_WORKER_TOKEN>` (a wrong or missing token: 401). Queue mode only (BI_QUEUE_URL).';
@@ -11,7 +11,8 @@ const report = (operationId: string, summary: string, params: boolean): ReturnTy
     tags: ['workers'],
     auth: 'worker',
     ...(params ? { params: pathParams({ runId: RUN_ID }) } : {}),
-    body: { type: 'object' },
+    // Checked by the handler, after its 409 outside queue mode.
+    body: checkedByHandler({ type: 'object' }),
     response: {
       200: answer('WorkerReportAnswer', 'Recorded'),
       401: answer('ErrorBody', 'BI_WORKER_TOKEN missing, wrong, or not set on the controller'),

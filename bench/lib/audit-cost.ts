@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { auditRecorded } from '../../controller/audit/reconcile.ts';
+import { kindOwnership } from '../../controller/kinds/ownership.ts';
 import type { ReconcileResult } from '../../controller/contract.ts';
 import type { StatusRecord } from '../../controller/reconciler/status.ts';
 import { openStore } from '../../controller/store/db.ts';
@@ -15,7 +16,7 @@ export function auditCostUs(dir: string, n: number): { perWriteUs: number; entri
   mkdirSync(dir, { recursive: true });
   const db = openStore(join(dir, 'audit.sqlite'));
   try {
-    const record = auditRecorded(db, () => new Date());
+    const record = auditRecorded(db, () => new Date(), kindOwnership(db).manifest);
     const previous = { specHash: 'a'.repeat(64) } as StatusRecord;
     const result = (i: number): ReconcileResult => ({
       key: `Dashboard/audit-${i}`,

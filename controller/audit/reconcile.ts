@@ -2,7 +2,6 @@ import type { Store } from '../store/db.ts';
 import type { RecordFacts } from '../reconciler/record.ts';
 import type { StatusRecord } from '../reconciler/status.ts';
 import type { ReconcileResult } from '../reconciler/types.ts';
-import { manifestOwner } from '../authz/ownership.ts';
 import { actorOf, appendAudit } from './log.ts';
 import type { Clock } from '../types.ts';
 
@@ -12,13 +11,13 @@ import type { Clock } from '../types.ts';
  * controller for a file in directory mode), a prune (`prune`), or the first failure of an apply
  * (`apply`, result `failed`; its retries add nothing). Unchanged keys add nothing.
  */
-export function auditRecorded(db: Store, clock: Clock) {
+export function auditRecorded(db: Store, clock: Clock, ownerOf: (key: string) => string | null) {
   return (result: ReconcileResult, facts: RecordFacts, previous: StatusRecord | undefined): void => {
     const pruned = result.phase === 'Pruned';
     const applied = result.phase === 'Synced' && facts.applied === true;
     const firstFailure = result.phase === 'Failed' && result.reason !== 'store' && previous?.phase !== 'Failed';
     if (!pruned && !applied && !firstFailure) return;
-    const clientId = result.kind === 'Client' ? result.resourceIds.clientId : manifestOwner(db, result.key);
+    const clientId = result.kind === 'Client' ? result.resourceIds.clientId : ownerOf(result.key);
     appendAudit(
       db,
       {

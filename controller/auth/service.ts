@@ -14,7 +14,7 @@ import { TokenBuckets, WindowCounter } from './rate-limit.ts';
 import { sha256 } from '../hash.ts';
 import { SessionStore, type SessionTokens, type SessionTtls } from './sessions.ts';
 import { UserStore, type User } from './users.ts';
-import { RightsCache } from '../authz/rights.ts';
+import { RightsCache } from './rights.ts';
 
 export interface LoginLimits {
   /** Failed logins allowed per username per window. */

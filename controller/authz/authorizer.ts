@@ -1,9 +1,8 @@
-import type { Store } from '../store/db.ts';
 import type { Principal } from '../auth/principal.ts';
 import { ConflictError, ForbiddenError } from '../errors.ts';
-import { connectionOwnership, dashboardOwner, manifestOwner, pipelineOwner, vdmOwner } from './ownership.ts';
+import type { Ownership } from '../contract.ts';
 import { isUnconfined, tenantsOf, withinTenants } from './tenants.ts';
-import { clientHold, holdMessage } from './holds.ts';
+import { holdMessage } from './holds.ts';
 
 /** What an authorization question is about. */
 export type Target =
@@ -36,14 +35,15 @@ export const connectionTaken = (connectionId: string): string => `Connection ${c
  * case asks it; none decides tenancy on its own.
  */
 export class Authorizer {
-  readonly #db: Store;
+  readonly #owners: Ownership;
 
-  constructor(opts: { db: Store }) {
-    this.#db = opts.db;
+  /** `owners`: the kinds' ownership facet (controller/kinds/ownership.ts): who owns what, and which clients are held. */
+  constructor(opts: { owners: Ownership }) {
+    this.#owners = opts.owners;
   }
 
   can(p: Principal, action: Action, target: Target): boolean {
-    const db = this.#db;
+    const owners = this.#owners;
     // An unconfined admin may touch every tenant's objects: no owner lookup on the hot paths
     // (whether the object exists is the caller's own question: 404 / unknown-ID texts).
     if (target.kind !== 'platform' && target.kind !== 'user' && isUnconfined(p)) return true;
@@ -60,24 +60,24 @@ export class Authorizer {
         return action === 'read' ? withinTenants(p, clientId) : this.#within(p, clientId);
       }
       case 'connection': {
-        const c = connectionOwnership(db, target.connectionId);
+        const c = owners.connection(target.connectionId);
         if (!c) return false;
         return (action === 'use' && c.shared) || this.#within(p, c.owner);
       }
       case 'vdm': {
-        const owner = vdmOwner(db, target.vdmId);
+        const owner = owners.vdm(target.vdmId);
         return owner !== undefined && this.#within(p, owner);
       }
       case 'dashboard': {
-        const owner = dashboardOwner(db, target.facadeId);
+        const owner = owners.dashboard(target.facadeId);
         return owner !== undefined && this.#within(p, owner);
       }
       case 'pipeline': {
-        const owner = pipelineOwner(db, target.pipelineId);
+        const owner = owners.pipeline(target.pipelineId);
         return owner !== undefined && this.#within(p, owner);
       }
       case 'manifest':
-        return withinTenants(p, manifestOwner(db, target.key));
+        return withinTenants(p, owners.manifest(target.key));
     }
   }
 
@@ -94,7 +94,7 @@ export class Authorizer {
 
   /** Throws 403 `Client <ID> is suspended` (or `offboarded`) when the client is held. */
   requireNotHeld(clientId: string): void {
-    const hold = clientHold(this.#db, clientId);
+    const hold = this.#owners.hold(clientId);
     if (hold) throw new ForbiddenError(holdMessage(clientId, hold));
   }
 
@@ -115,7 +115,7 @@ export class Authorizer {
    * a confined caller may not claim an unowned platform connection either (409, nothing written).
    */
   requireConnectionFor(p: Principal, clientId: string, connectionId: string): void {
-    const c = connectionOwnership(this.#db, connectionId);
+    const c = this.#owners.connection(connectionId);
     if (!c || c.shared || c.owner === clientId) return;
     if (c.owner !== null || !isUnconfined(p)) throw new ConflictError(connectionTaken(connectionId));
   }
@@ -135,7 +135,7 @@ export class Authorizer {
    */
   tenants(p: Principal): 'all' | readonly string[] {
     const t = tenantsOf(p);
-    return t === 'all' ? t : t.filter((c) => clientHold(this.#db, c) === undefined);
+    return t === 'all' ? t : t.filter((c) => this.#owners.hold(c) === undefined);
   }
 
   /** The clients whose registry entries the caller sees: held ones included (registry reads still show them). */

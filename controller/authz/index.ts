@@ -1,5 +1,3 @@
 export { Authorizer, ADMIN_REQUIRED, connectionTaken, type Action, type Target } from './authorizer.ts';
-export { clientHold, holdMessage, type ClientHold } from './holds.ts';
-export { RightsCache, type UserRights } from './rights.ts';
+export { ClientHeldError, holdMessage } from './holds.ts';
 export { effectiveTenants, isUnconfined, tenantsOf, withinTenants, type Tenants } from './tenants.ts';
-export * from './ownership.ts';

@@ -1,5 +1,5 @@
 import type { Principal } from '../auth/principal.ts';
-import type { UserRights } from './rights.ts';
+import type { UserRights } from '../auth/rights.ts';
 
 /** The clients a caller may act for: every client, or a list (possibly empty). */
 export type Tenants = 'all' | readonly string[];

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { ConnectionSpec } from '../kinds/connection/applier.ts';
+import { postgresEndpoint, snowflakeAccessUrl } from '../lib/endpoints.ts';
 
 /** What Test Connection needs: the connection's fields plus the plaintext password (never stored here). */
 export type ConnectionTarget = Pick<ConnectionSpec, 'vendor' | 'accountUrl' | 'host' | 'port' | 'warehouse' | 'database' | 'schema' | 'username'> & {
@@ -23,31 +24,6 @@ export interface TestOptions {
 }
 
 export const DEFAULT_TEST_TIMEOUT_MS = 10_000;
-
-/** A PostgreSQL endpoint from `host`/`port`, or from an account URL such as `postgresql://db:5432` or `db:5432`. */
-export function postgresEndpoint(t: ConnectionTarget): { host: string; port: number } | undefined {
-  if (t.host) return { host: t.host, port: t.port ?? 5432 };
-  if (!t.accountUrl) return undefined;
-  const raw = t.accountUrl.includes('://') ? t.accountUrl : `postgresql://${t.accountUrl}`;
-  try {
-    const url = new URL(raw);
-    if (!url.hostname) return undefined;
-    return { host: url.hostname.replace(/^\[|\]$/g, ''), port: url.port ? Number(url.port) : (t.port ?? 5432) };
-  } catch {
-    return undefined;
-  }
-}
-
-/** A Snowflake access URL (`https://acct.snowflakecomputing.com`), from a bare host too. */
-export function snowflakeAccessUrl(accountUrl: string): string | undefined {
-  const raw = accountUrl.includes('://') ? accountUrl : `https://${accountUrl}`;
-  try {
-    const url = new URL(raw);
-    return url.hostname ? `${url.protocol}//${url.host}` : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 class Timeout extends Error {}
 

@@ -28,4 +28,4 @@ export const CLIENT_LIMITS = {"clientId":{"minLength":1,"pattern":"^([A-Za-z0-9]
 /** String limits of a VDM of an onboarding package. */
 export const VDM_LIMITS = {"name":{"minLength":1,"maxLength":200}} as const;
 /** String limits of the wizard's data source (POST connections). */
-export const CONNECTION_LIMITS = {"name":{"maxLength":512},"description":{"maxLength":512},"accountUrl":{"maxLength":512},"host":{"maxLength":512},"warehouse":{"maxLength":512},"database":{"maxLength":512},"schema":{"maxLength":512},"username":{"maxLength":512},"connectionId":{"pattern":"^D\\d{4}A\\d{5}$"},"owner":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"},"secretRef":{"pattern":"^secret:[A-Za-z0-9_-]+$"}} as const;
+export const CONNECTION_LIMITS = {"name":{"maxLength":512},"description":{"maxLength":512},"accountUrl":{"maxLength":512},"host":{"maxLength":512},"warehouse":{"maxLength":512},"database":{"maxLength":512},"schema":{"maxLength":512},"username":{"maxLength":512},"port":{"minimum":1,"maximum":65535},"connectionId":{"pattern":"^(D\\d{4}A\\d{5})?$"},"owner":{"pattern":"^([A-Za-z0-9][A-Za-z0-9_-]{0,63})?$"},"secretRef":{"pattern":"^(secret:[A-Za-z0-9_-]+)?$"}} as const;

@@ -47,6 +47,10 @@ export type ApiErrorCode = 'validation' | 'malformed_json' | 'empty_body' | 'bod
  * unknown fields of the manifest or request body, each with the nearest known name (`spec.descripton is an unknown field (did you mean description?)`); absent when there are none. With BI_STRICT_MANIFESTS=true they are errors instead
  */
 export type ApiWarnings = string[];
+/**
+ * `null` or `""`: left out; trimmed
+ */
+export type ApiConnectionText = string | null;
 
 /**
  * Each schema file by its stem (`client` for schemas/client.schema.json).
@@ -69,7 +73,7 @@ export type Api = {
   [k: string]: unknown;
 };
 /**
- * Spec 2.3. The request of POST /v1/sdk/client/onboard, the spec of a Client manifest and the body of the export endpoint. Unknown fields are accepted and kept.
+ * docs/contract/api.md §2.3. The request of POST /v1/sdk/client/onboard, the spec of a Client manifest and the body of the export endpoint. Unknown fields are accepted and kept.
  */
 export type Client = {
   /**
@@ -365,7 +369,7 @@ export type Coremodel = {
   definition: Record<string, unknown>;
 };
 /**
- * Spec 2.4. The request of POST /v1/sdk/import and the spec of a Dashboard manifest. Chart types are checked against the catalogue of GET /v1/sdk/chart-types; drill-downs, card/bubble placement and the presence of charts are checked by the Dashboard kind's code.
+ * docs/contract/api.md §2.4. The request of POST /v1/sdk/import and the spec of a Dashboard manifest. Chart types are checked against the catalogue of GET /v1/sdk/chart-types; drill-downs, card/bubble placement and the presence of charts are checked by the Dashboard kind's code.
  */
 export type Dashboard = {
   /**
@@ -502,7 +506,7 @@ export type Notifier = {
   clients?: string[];
 };
 /**
- * Spec 2.5. The request of POST /v1/sdk/import-pipeline and the spec of a Pipeline manifest. Inheritance (source and destination values copied into steps) is code: controller/kinds/pipeline/normalize.ts.
+ * docs/contract/api.md §2.5. The request of POST /v1/sdk/import-pipeline and the spec of a Pipeline manifest. Inheritance (source and destination values copied into steps) is code: controller/kinds/pipeline/normalize.ts.
  */
 export type Pipeline = {
   name: string;
@@ -639,7 +643,7 @@ export type ApiNotReady = {
   gitError?: string;
 };
 /**
- * Credentials of a user (`bictl users add`)
+ * Credentials of a user (`bictl users add`); other fields are ignored
  */
 export type ApiLoginRequest = {
   username: string;
@@ -678,28 +682,28 @@ export type ApiSessionUser = {
   role: 'admin' | 'member';
 };
 /**
- * Spec 4.7
+ * docs/contract/api.md §4.7; other fields are ignored, and `null` or `""` for an optional field is that field left out
  */
 export type ApiApiKeyRequest = {
   /**
-   * what the key is for
+   * what the key is for (trimmed)
    */
   label: string;
   /**
    * user the key acts as (admins only; defaults to the caller)
    */
-  targetUserId?: string;
+  targetUserId?: string | null;
   /**
-   * ISO 8601 date-time in the future; no expiry when omitted
+   * scope the key to one tenant (client ID; trimmed, case-insensitive)
    */
-  expiresAt?: string;
+  clientId?: string | null;
   /**
-   * scope the key to one tenant (client ID)
+   * ISO 8601 date or date-time (no zone: UTC) in the future; no expiry when omitted
    */
-  clientId?: string;
+  expiresAt?: string | null;
 };
 /**
- * Spec 4.7: the key is never shown again
+ * docs/contract/api.md §4.7: the key is never shown again
  */
 export type ApiApiKeyCreated = {
   success: true;
@@ -715,7 +719,7 @@ export type ApiApiKeyCreated = {
   apiKey: string;
 };
 /**
- * Spec 4.8
+ * docs/contract/api.md §4.8
  */
 export type ApiApiKeyRevoked = {
   success: true;
@@ -911,7 +915,7 @@ export type ApiListedClient = {
   retainUntil?: string;
 };
 /**
- * Spec 4.5: newest onboarding first
+ * docs/contract/api.md §4.5: newest onboarding first
  */
 export type ApiClientList = {
   success: true;
@@ -974,7 +978,7 @@ export type ApiClientDetail = {
   retainUntil?: string;
 };
 /**
- * Spec 4.6
+ * docs/contract/api.md §4.6
  */
 export type ApiClientRead = {
   success: true;
@@ -1218,6 +1222,9 @@ export type ApiStatusItem = {
   inputId?: string | null;
   warnings?: ApiWarnings;
 };
+/**
+ * Checked by the handler: `confirm` must repeat the path's client ID; other fields are ignored
+ */
 export type ApiOffboardRequest = {
   /**
    * the client ID again (typed-name confirmation)
@@ -1242,7 +1249,7 @@ export type ApiClientOffboarded = {
   removed: ApiOffboardPlan;
 };
 /**
- * Spec 4.9
+ * docs/contract/api.md §4.9
  */
 export type ApiChartTypes = {
   success: true;
@@ -1275,7 +1282,7 @@ export type ApiImportedExperiment = {
   }[];
 };
 /**
- * Spec 4.2
+ * docs/contract/api.md §4.2
  */
 export type ApiDashboardImported = {
   success: true;
@@ -1385,7 +1392,7 @@ export type ApiDashboardList = {
   dashboards: ApiDashboardSummary[];
 };
 /**
- * Spec 4.4
+ * docs/contract/api.md §4.4
  */
 export type ApiPipelineImported = {
   success: true;
@@ -1627,6 +1634,9 @@ export type ApiManifestSource = {
    */
   path?: string;
 };
+/**
+ * Other fields are ignored
+ */
 export type ApiSyncRequest = {
   /**
    * confirm a prune the mass-prune guard refused
@@ -1647,6 +1657,9 @@ export type ApiSyncReport = {
   failed: string[];
   pruneBlocked: ApiPruneBlocked | null;
 };
+/**
+ * A body that is not an object, or none, has no key; other fields are ignored
+ */
 export type ApiRetryRequest = {
   /**
    * the manifest key, `<Kind>/<name>` (e.g. `Client/ACME`)
@@ -1788,28 +1801,41 @@ export type ApiUserWritten = {
   user: ApiUserView;
 };
 /**
- * A new user (`PATCH`: every field optional, no username or password)
+ * A new user; other fields are ignored
  */
 export type ApiUserRequest = {
-  username?: string;
-  password?: string;
+  username: string;
+  /**
+   * 8 to 1024 characters (the password policy)
+   */
+  password: string;
+  role: 'admin' | 'member';
+  /**
+   * client IDs to grant (trimmed, case-insensitive)
+   */
+  clients?: string[];
+};
+/**
+ * A change of a user: every field optional; other fields are ignored
+ */
+export type ApiUserUpdate = {
   role?: 'admin' | 'member';
   /**
-   * client IDs to grant
+   * client IDs to grant (trimmed, case-insensitive)
    */
   clients?: string[];
   disabled?: boolean;
   /**
-   * `PATCH`: the version the change is based on (or an `If-Match` header); another one answers 409
+   * the version the change is based on (or an `If-Match` header); another one answers 409
    */
   version?: number;
 };
 /**
- * A new password set by an admin: the user's sessions end
+ * A new password set by an admin: the user's sessions end; other fields are ignored
  */
 export type ApiPasswordReset = {
   /**
-   * at least 8 characters
+   * 8 to 1024 characters (the password policy, checked with the user)
    */
   password: string;
   /**
@@ -1868,38 +1894,41 @@ export type ApiCoreModelList = {
   }[];
 };
 /**
- * The settings wizard's data source; the password is stored encrypted, the manifest gets a secretRef
+ * The settings wizard's data source; the password is stored encrypted, the manifest gets a secretRef; other fields are ignored
  */
 export type ApiConnectionRequest = {
-  vendor: 'SNOWFLAKE' | 'POSTGRESQL';
-  name?: string;
-  description?: string;
-  accountUrl?: string;
-  host?: string;
-  warehouse?: string;
-  database?: string;
-  schema?: string;
-  username?: string;
   /**
-   * 1 to 65535
+   * SNOWFLAKE when left out (or `null`)
    */
-  port?: number | string;
+  vendor?: 'SNOWFLAKE' | 'POSTGRESQL' | null;
+  name?: ApiConnectionText;
+  description?: ApiConnectionText;
+  accountUrl?: ApiConnectionText;
+  host?: ApiConnectionText;
+  warehouse?: ApiConnectionText;
+  database?: ApiConnectionText;
+  schema?: ApiConnectionText;
+  username?: ApiConnectionText;
   /**
-   * keep an ID (D####A#####); a new one is issued when omitted
+   * 1 to 65535 (a string is read as a number; `null` or `""`: left out)
+   */
+  port?: number | string | null;
+  /**
+   * keep an ID (D####A#####); a new one is issued when omitted (`""`: left out)
    */
   connectionId?: string;
   /**
-   * the client the connection is for: without connectionId, a settings-UI connection this client already owns and no ACTIVE client uses is updated in place instead of a new one being issued (a retried Create leaves no second connection)
+   * the client the connection is for: without connectionId, a settings-UI connection this client already owns and no ACTIVE client uses is updated in place instead of a new one being issued (a retried Create leaves no second connection) (`""`: left out)
    */
   owner?: string;
   /**
    * the warehouse password (never stored in the manifest)
    */
-  password?: string;
+  password?: string | null;
   /**
    * a stored secret instead of a password
    */
-  secretRef?: string;
+  secretRef?: string | null;
 };
 /**
  * Test Connection: whether a real connection succeeded
@@ -2113,6 +2142,9 @@ export type ApiClientSetRead = {
     }[];
   };
 };
+/**
+ * Other fields are ignored
+ */
 export type ApiClientSetApproveRequest = {
   /**
    * approve only while the set's digest is this one (409 otherwise)
@@ -2172,6 +2204,9 @@ export type ApiClientLifecycleResult = {
    */
   status: 'ACTIVE' | 'FAILED' | 'SUSPENDED' | 'OFFBOARDED' | 'DELETED';
 };
+/**
+ * Checked by the handler: `confirm` must repeat the path's client ID; other fields are ignored
+ */
 export type ApiPurgeRequest = {
   /**
    * the client ID again (typed-name confirmation)
@@ -2345,9 +2380,12 @@ export type ApiObjectHistory = {
   };
 };
 /**
- * What to roll back to: a git revision of the object's file (git mode) or an applied version kept by the store
+ * What to roll back to: a git revision of the object's file (git mode) or an applied version kept by the store (one of the two)
  */
 export type ApiRollbackRequest = {
+  /**
+   * a git revision of the object's file
+   */
   revision?: string;
   version?: number;
 };
@@ -2411,7 +2449,7 @@ export type ApiScheduleUpdate = {
   startTime?: string | null;
 };
 /**
- * The commit to revert (`bictl rollback <revision>`)
+ * The commit to revert (`bictl rollback <revision>`); other fields are ignored
  */
 export type ApiRevertRequest = {
   revision: string;

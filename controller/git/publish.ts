@@ -1,5 +1,5 @@
 import { UnavailableError } from '../errors.ts';
-import { backoffDelay, type BackoffPolicy } from '../reconciler/backoff.ts';
+import { backoffDelay, type BackoffPolicy } from '../lib/backoff.ts';
 import { gitMessage, isNonFastForward, MissingBranchError, type GitRepo } from './repo.ts';
 
 export interface PublishOptions {

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv2020, type AnySchemaObject, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { parseIsoDate } from '../dates.ts';
 import { KINDS } from '../generated/schema-constants.ts';
 import { fieldPath } from '../objects.ts';
 import { ROOT } from '../paths.ts';
@@ -150,7 +151,11 @@ export class SchemaRegistry {
 export function newAjv(opts: { allErrors: boolean; useDefaults: boolean }): Ajv2020 {
   const ajv = new Ajv2020({ ...opts, verbose: true, strict: true, allowUnionTypes: true });
   addFormats(ajv);
+  // A date, or a date-time with or without a zone, every field in range (controller/dates.ts).
+  ajv.addFormat('iso-date-time', (text: string) => parseIsoDate(text) !== undefined);
   ajv.addKeyword({ keyword: 'x-messages', schemaType: 'object' });
+  // A request body read as `{}` when it is not a JSON object (api/validation.ts).
+  ajv.addKeyword({ keyword: 'x-non-object', schemaType: 'string' });
   ajv.addKeyword({ keyword: 'x-example', schemaType: ['object', 'array', 'string', 'number', 'boolean'] });
   return ajv;
 }
@@ -269,8 +274,11 @@ export function boundedCopy(data: unknown, budget: number): unknown {
 /** Problems listed in one answer; a body with thousands of bad items gets the first ones and a count. */
 export const MAX_PROBLEMS = 100;
 
-/** ajv errors → one problem per field, with the schema's own `x-messages` where given. */
-export function formatAjvErrors(errors: ErrorObject[], prefix = ''): Problem[] {
+/**
+ * ajv errors → one problem per field, with the schema's own `x-messages` where given. A missing
+ * field names a near-miss key the data has instead (`did you mean`), unless `didYouMean` is false.
+ */
+export function formatAjvErrors(errors: ErrorObject[], prefix = '', didYouMean = true): Problem[] {
   const out = new Map<string, Problem>();
   for (const e of errors) {
     if (out.size >= MAX_PROBLEMS) {
@@ -280,20 +288,20 @@ export function formatAjvErrors(errors: ErrorObject[], prefix = ''): Problem[] {
     }
     // anyOf/oneOf/if summaries repeat what their branches already said.
     if (e.keyword === 'anyOf' || e.keyword === 'oneOf' || e.keyword === 'if') continue;
-    const problem = toProblem(e, prefix);
+    const problem = toProblem(e, prefix, didYouMean);
     out.set(`${problem.path}|${problem.message}`, problem);
   }
   return [...out.values()];
 }
 
-function toProblem(e: ErrorObject, prefix: string): Problem {
+function toProblem(e: ErrorObject, prefix: string, didYouMean: boolean): Problem {
   const path = toFieldPath(e.instancePath, prefix);
   const messages = (e.parentSchema as { 'x-messages'?: Record<string, string> } | undefined)?.['x-messages'];
   if (e.keyword === 'required') {
     // A missing property's own message is keyed `required:<property>` in `x-messages`.
     const missing = String((e.params as { missingProperty: string }).missingProperty);
     const field = fieldPath(path, missing);
-    const typed = typedInstead(missing, e.data);
+    const typed = didYouMean ? typedInstead(missing, e.data) : undefined;
     const hint = typed ? ` (found ${fieldPath(path, typed)}: did you mean ${missing}?)` : '';
     return { path: field, message: `${messages?.[`required:${missing}`] ?? `${field} is required`}${hint}` };
   }

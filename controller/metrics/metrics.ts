@@ -1,7 +1,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ReconcileEvent } from '../reconciler/types.ts';
-import type { RunMetrics, RunOutcome } from './runs.ts';
+import type { RunMetrics, RunOutcome } from '../runs/types.ts';
 
 /** What the metrics read at scrape time (the queue's load). */
 export interface QueueStats {

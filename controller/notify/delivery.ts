@@ -1,5 +1,5 @@
 import { realScheduler, type Scheduler } from '../clock.ts';
-import { backoffDelay, type BackoffPolicy } from '../reconciler/backoff.ts';
+import { backoffDelay, type BackoffPolicy } from '../lib/backoff.ts';
 import { EgressDeniedError } from '../runs/engine/egress.ts';
 import type { EgressPolicy } from '../runs/types.ts';
 

@@ -1,11 +1,12 @@
-import type { Database, Statement } from 'better-sqlite3';
 import type { Scheduler } from '../clock.ts';
 import type { Logger } from '../log.ts';
-import type { RunOutcome } from '../metrics/runs.ts';
+import type { RunOutcome } from '../runs/types.ts';
 import { isLive, type StatusRecord } from '../reconciler/status.ts';
 import type { ReconcileEvent } from '../reconciler/types.ts';
-import type { BackoffPolicy } from '../reconciler/backoff.ts';
+import type { BackoffPolicy } from '../lib/backoff.ts';
 import type { EgressPolicy } from '../runs/types.ts';
+import { notificationClient } from '../kinds/ownership.ts';
+import type { Store } from '../store/db.ts';
 import type { Clock } from '../types.ts';
 import { DeliveryQueue, type Delivery, type DeliveryResult, type Post } from './delivery.ts';
 import { render } from './format.ts';
@@ -14,7 +15,7 @@ import { NotifierStore } from './store.ts';
 import type { Notification, NotificationEvent, NotifierConfig } from './types.ts';
 
 export interface NotificationsOptions {
-  db: Database;
+  db: Store;
   /** The status rows at start (what was already announced). */
   status: StatusRecord[];
   clock: Clock;
@@ -42,21 +43,14 @@ export class Notifications {
   readonly #env: NodeJS.ProcessEnv;
   readonly #clock: Clock;
   readonly #log: Logger;
-  readonly #client: Statement;
-  /** The owning client of a kind's objects by manifest key: a `clients` filter matches every object a client owns. */
-  readonly #ownerOf: Record<string, Statement>;
+  readonly #db: Store;
 
   constructor(opts: NotificationsOptions) {
     this.store = new NotifierStore(opts.db);
     this.#env = opts.env ?? process.env;
     this.#clock = opts.clock;
     this.#log = opts.log;
-    this.#client = opts.db.prepare('SELECT client_id FROM clients WHERE manifest_key = ?').pluck();
-    this.#ownerOf = {
-      Dashboard: opts.db.prepare('SELECT COALESCE(owner_client_id, client_id) FROM facades WHERE manifest_key = ? AND COALESCE(owner_client_id, client_id) IS NOT NULL LIMIT 1').pluck(),
-      Pipeline: opts.db.prepare('SELECT owner_client_id FROM pipelines WHERE manifest_key = ? AND owner_client_id IS NOT NULL LIMIT 1').pluck(),
-      Connection: opts.db.prepare('SELECT owner_client_id FROM connections WHERE manifest_key = ? AND owner_client_id IS NOT NULL LIMIT 1').pluck(),
-    };
+    this.#db = opts.db;
     this.#queue = new DeliveryQueue({
       scheduler: opts.scheduler,
       random: opts.random,
@@ -117,10 +111,8 @@ export class Notifications {
   }
 
   #clientOf(kind: string, name: string): string | undefined {
-    const key = `${kind}/${name}`;
     try {
-      if (kind === 'Client') return (this.#client.get(key) as string | undefined) ?? name;
-      return this.#ownerOf[kind]?.get(key) as string | undefined;
+      return notificationClient(this.#db, kind, name);
     } catch {
       // The store is failing; the notification goes out without its client.
     }

@@ -1,6 +1,6 @@
 import type { Phase } from '../types.ts';
 import type { PhaseEvent, PruneBlockedEvent, ReconcileEvent } from '../reconciler/types.ts';
-import type { RunOutcome } from '../metrics/runs.ts';
+import type { RunOutcome } from '../runs/types.ts';
 import type { Notification, NotificationEvent } from './types.ts';
 
 /** What the tracker remembers of a key: its last phase and reason, so a repeat is recognized as one. */

@@ -2,7 +2,7 @@ import type { Store } from '../store/db.ts';
 import { boundMessage, formatProblem, StepError } from '../errors.ts';
 import type { IdAllocator } from '../store/ids.ts';
 import { ACTOR_ANNOTATION, type Applier, type Clock, type Manifest } from '../types.ts';
-import { backoffDelay, type BackoffPolicy } from './backoff.ts';
+import { backoffDelay, type BackoffPolicy } from '../lib/backoff.ts';
 import type { Desired } from './desired.ts';
 import type { RecordFacts } from './record.ts';
 import { isLive, type StatusRecord } from './status.ts';

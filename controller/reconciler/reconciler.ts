@@ -6,14 +6,14 @@ import type { SchemaRegistry } from '../manifest/validator.ts';
 import { IdAllocator } from '../store/ids.ts';
 import type { Store } from '../store/db.ts';
 import type { Applier, Clock, Manifest, Problem, ResourceRefs } from '../types.ts';
-import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.ts';
+import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from '../lib/backoff.ts';
 import { DesiredState, INVALID_PREFIX, type KnownRow, type ScanMeta } from './desired.ts';
 import { massPruneRefusal, PRUNE_WINDOW_MS, pruneOrder, RemovalWindow } from './prune-guard.ts';
 import { WorkQueue } from './queue.ts';
 import { Recorder, resultOf, type RecorderOptions } from './record.ts';
 import { KeyReconciler, type KeyOutcome } from './reconcile-key.ts';
 import { specHash } from './spec-hash.ts';
-import { TimeSlice } from './time-slice.ts';
+import { TimeSlice } from '../lib/time-slice.ts';
 import { WarningStore } from './warnings.ts';
 import { isLive, StatusStore, type StatusFilter, type StatusRecord } from './status.ts';
 import {

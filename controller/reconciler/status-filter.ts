@@ -5,7 +5,7 @@ import type { StatusFilter } from './status.ts';
 
 export { PHASES };
 
-/** Checks a `kind` / `phase` filter (API query, bictl flags); ValidationError naming the allowed values. */
+/** Checks a `kind` / `phase` filter of `bictl status` (the API's query is checked by its route schema); ValidationError naming the allowed values. */
 export function parseStatusFilter(query: { kind?: string; phase?: string }, kinds: readonly string[]): StatusFilter {
   const problems: Problem[] = [];
   if (query.kind !== undefined && !kinds.includes(query.kind)) {

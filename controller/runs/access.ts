@@ -2,7 +2,8 @@ import type { Store } from '../store/db.ts';
 import { fromJson } from '../kinds/json.ts';
 import { readPipelineRow, readStepRows } from '../kinds/pipeline/store.ts';
 import type { Principal } from '../auth/principal.ts';
-import { isUnconfined, pipelineOwner, type Authorizer } from '../authz/index.ts';
+import { isUnconfined, type Authorizer } from '../authz/index.ts';
+import { pipelineOwner } from '../kinds/pipeline/store.ts';
 
 /** Every connection a pipeline references: source, destination and each step's (overrides and inherited). */
 export function pipelineConnections(db: Store, pipelineId: string): string[] | undefined {

@@ -13,7 +13,7 @@ import { NetworkEgressPolicy } from './engine/egress.ts';
 import { RunRetention } from './retention.ts';
 import { ScheduleRunner } from './schedules.ts';
 import { readPipelineRow } from '../kinds/pipeline/store.ts';
-import type { RunOutcome } from '../metrics/runs.ts';
+import type { RunOutcome } from './types.ts';
 import { pipelineClient } from './access.ts';
 import { RunStore, type RunView } from './store.ts';
 import { WorkerThreadEngine } from './thread-engine.ts';

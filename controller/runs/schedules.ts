@@ -2,6 +2,7 @@ import type { Store } from '../store/db.ts';
 import type { Cancel, Scheduler } from '../clock.ts';
 import { fromJson } from '../kinds/json.ts';
 import { DEFAULT_SCHEDULE_MIN_INTERVAL_MS, nextRunAt } from '../kinds/pipeline/schedule.ts';
+import { pipelineOwner, scheduledPipelines } from '../kinds/pipeline/store.ts';
 import type { PipelineSchedule } from '../kinds/pipeline/types.ts';
 import type { Logger } from '../log.ts';
 import type { Clock } from '../types.ts';
@@ -85,15 +86,14 @@ export class ScheduleRunner {
     this.#timer?.();
     this.#timer = undefined;
     const now = clock();
+    const handledAt = new Map(
+      (db.prepare('SELECT pipeline_id, handled_at FROM pipeline_schedule_state').all() as { pipeline_id: string; handled_at: string }[]).map((r) => [r.pipeline_id, r.handled_at]),
+    );
     // Pruned pipelines leave nothing behind.
-    db.prepare('DELETE FROM pipeline_schedule_state WHERE pipeline_id NOT IN (SELECT pipeline_id FROM pipelines)').run();
-    const rows = db
-      .prepare(
-        `SELECT p.pipeline_id, p.schedule, p.created_at, s.handled_at FROM pipelines p
-         LEFT JOIN pipeline_schedule_state s ON s.pipeline_id = p.pipeline_id
-         WHERE p.schedule IS NOT NULL`,
-      )
-      .all() as ScheduledRow[];
+    for (const pipelineId of handledAt.keys()) {
+      if (pipelineOwner(db, pipelineId) === undefined) db.prepare('DELETE FROM pipeline_schedule_state WHERE pipeline_id = ?').run(pipelineId);
+    }
+    const rows: ScheduledRow[] = scheduledPipelines(db).map((p) => ({ pipeline_id: p.pipelineId, schedule: p.schedule, created_at: p.createdAt, handled_at: handledAt.get(p.pipelineId) ?? null }));
     const minInterval = this.#opts.minIntervalMs ?? DEFAULT_SCHEDULE_MIN_INTERVAL_MS;
     let earliest: number | undefined;
     for (const row of rows) {

@@ -123,6 +123,33 @@ function rowJson(row: Record<string, unknown>): string {
   );
 }
 
+/** How many runs of each of these pipelines are kept. */
+export function runCounts(db: Store, pipelineIds: readonly string[]): Map<string, number> {
+  const rows = db.statements
+    .prepare('SELECT pipeline_id, COUNT(*) AS n FROM pipeline_runs WHERE pipeline_id IN (SELECT value FROM json_each(?)) GROUP BY pipeline_id')
+    .all(JSON.stringify(pipelineIds)) as { pipeline_id: string; n: number }[];
+  return new Map(rows.map((r) => [r.pipeline_id, r.n]));
+}
+
+/** Deletes every run of these pipelines with its logs and rejects, and their schedules' state. */
+export function deleteRunsOf(db: Store, pipelineIds: readonly string[]): void {
+  const ids = JSON.stringify(pipelineIds);
+  const runs = 'SELECT run_id FROM pipeline_runs WHERE pipeline_id IN (SELECT value FROM json_each(?))';
+  db.statements.prepare(`DELETE FROM pipeline_run_logs WHERE run_id IN (${runs})`).run(ids);
+  db.statements.prepare(`DELETE FROM pipeline_run_rejects WHERE run_id IN (${runs})`).run(ids);
+  db.statements.prepare('DELETE FROM pipeline_runs WHERE pipeline_id IN (SELECT value FROM json_each(?))').run(ids);
+  db.statements.prepare('DELETE FROM pipeline_schedule_state WHERE pipeline_id IN (SELECT value FROM json_each(?))').run(ids);
+}
+
+/** The runs of these pipelines in these statuses, oldest first. */
+export function runIdsOf(db: Store, pipelineIds: readonly string[], statuses: readonly RunStatus[]): string[] {
+  if (!pipelineIds.length) return [];
+  const rows = db.statements
+    .prepare('SELECT run_id FROM pipeline_runs WHERE pipeline_id IN (SELECT value FROM json_each(?)) AND status IN (SELECT value FROM json_each(?)) ORDER BY queued_at, run_id')
+    .all(JSON.stringify(pipelineIds), JSON.stringify(statuses)) as { run_id: string }[];
+  return rows.map((r) => r.run_id);
+}
+
 /** A pipeline's newest run, for the pipeline read (`lastRun`). */
 export function readLastRun(db: Store, pipelineId: string): RunView | undefined {
   const row = db.prepare('SELECT * FROM pipeline_runs WHERE pipeline_id = ? ORDER BY stamp DESC LIMIT 1').get(pipelineId) as RunRow | undefined;

@@ -1,4 +1,5 @@
-import { postgresEndpoint, snowflakeAccessUrl, type ConnectionTarget } from '../connections/test-connection.ts';
+import type { ConnectionTarget } from '../connections/test-connection.ts';
+import { postgresEndpoint, snowflakeAccessUrl } from '../lib/endpoints.ts';
 
 /**
  * Where a stored secret may be sent: the endpoint (host and port), database and user it was

@@ -5,7 +5,7 @@ import type { AsyncSubscription, Event } from '@parcel/watcher';
 import { realScheduler, type Cancel, type Scheduler } from '../clock.ts';
 import { sha256 } from '../hash.ts';
 import { isSourcePath } from '../manifest/loader.ts';
-import { TimeSlice } from '../reconciler/time-slice.ts';
+import { TimeSlice } from '../lib/time-slice.ts';
 import { emptyReport, type SourceBatch, type SourceFile, type SourceSink, type SyncReport } from '../reconciler/types.ts';
 import type { ManifestSource } from '../types.ts';
 import { ManifestFiles } from './files.ts';
@@ -145,6 +145,11 @@ export class DirectorySource implements ManifestSource {
     if (!this.#subscription) return;
     if (this.#own.size >= MAX_OWN_WRITES) this.#own.clear();
     this.#own.set(path, hash);
+  }
+
+  /** Changed or removed paths the watcher reported that wait for the open batch to close. */
+  get waiting(): number {
+    return this.#pending.size;
   }
 
   async stop(): Promise<void> {

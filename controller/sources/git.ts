@@ -8,7 +8,7 @@ import { publish } from '../git/publish.ts';
 import { gitMessage, type GitRepo } from '../git/repo.ts';
 import { GitStateStore } from '../git/state.ts';
 import { silentLogger, type Logger } from '../log.ts';
-import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from '../reconciler/backoff.ts';
+import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from '../lib/backoff.ts';
 import { emptyReport, type SourceBatch, type SourceFile, type SourceSink, type SyncReport } from '../reconciler/types.ts';
 import type { Store } from '../store/db.ts';
 import type { Clock, ManifestSource } from '../types.ts';

@@ -1,5 +1,6 @@
-import { clientHold } from '../authz/holds.ts';
-import { readClient } from '../kinds/client/registry.ts';
+import { clientHold, clientsDueForPurge, readClient } from '../kinds/client/registry.ts';
+import { pipelineIdsOwnedBy } from '../kinds/pipeline/store.ts';
+import { runIdsOf } from '../runs/store.ts';
 import type { ReconcileEvent } from '../reconciler/types.ts';
 import type { LifecyclePorts } from './ports.ts';
 
@@ -35,29 +36,21 @@ export class ClientHoldsObserver {
   /** Offboarded clients whose retention has passed: `client.purge_due` once each (per process). */
   checkDue(): string[] {
     const now = this.#rt.clock().toISOString();
-    const due = this.#rt.db.statements
-      .prepare("SELECT client_id, retain_until FROM clients WHERE status = 'OFFBOARDED' AND retain_until <= ? ORDER BY client_id")
-      .all(now) as { client_id: string; retain_until: string }[];
-    const fresh = due.filter((d) => !this.#dueNotified.has(d.client_id));
+    const fresh = clientsDueForPurge(this.#rt.db, now).filter((d) => !this.#dueNotified.has(d.clientId));
     for (const d of fresh) {
-      this.#dueNotified.add(d.client_id);
-      this.#rt.notifications.onLifecycle('client.purge_due', d.client_id, `Client/${d.client_id} was retained until ${d.retain_until}: it may be purged`);
+      this.#dueNotified.add(d.clientId);
+      this.#rt.notifications.onLifecycle('client.purge_due', d.clientId, `Client/${d.clientId} was retained until ${d.retainUntil}: it may be purged`);
     }
-    return fresh.map((d) => d.client_id);
+    return fresh.map((d) => d.clientId);
   }
 
   async #stopRuns(clientId: string, running: boolean): Promise<void> {
     const rt = this.#rt;
-    const runs = rt.db.statements
-      .prepare(
-        `SELECT r.run_id FROM pipeline_runs r JOIN pipelines p ON p.pipeline_id = r.pipeline_id
-         WHERE p.owner_client_id = ? AND r.status IN (${running ? "'queued', 'running'" : "'queued'"})`,
-      )
-      .all(clientId) as { run_id: string }[];
-    for (const r of runs) {
+    const runs = runIdsOf(rt.db, pipelineIdsOwnedBy(rt.db, clientId), running ? ['queued', 'running'] : ['queued']);
+    for (const runId of runs) {
       try {
-        await rt.runs.dispatcher.cancel(r.run_id);
-        rt.log.info({ clientId, runId: r.run_id }, 'run cancelled: its client is held');
+        await rt.runs.dispatcher.cancel(runId);
+        rt.log.info({ clientId, runId }, 'run cancelled: its client is held');
       } catch {
         // Ended meanwhile.
       }

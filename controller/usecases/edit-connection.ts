@@ -1,13 +1,26 @@
+import { connectionManifestKey, secretSharedBeyond } from '../kinds/connection/store.ts';
+import { dashboardsOnConnection } from '../kinds/dashboard/store.ts';
 import type { Principal } from '../auth/principal.ts';
-import { readConnectionSummary } from '../connections/registry.ts';
+import { readConnectionSummary } from '../kinds/connection/registry.ts';
 import { ApplyFailedError, ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import type { ConnectionSpec } from '../kinds/connection/applier.ts';
-import type { Runtime } from '../runtime.ts';
+import type { KeyedMutex } from '../mutex.ts';
+import type { SecretStore } from '../secrets/store.ts';
+import type { Store } from '../store/db.ts';
+import type { ManifestSubmitter } from '../writers/submit.ts';
 import { secretTarget } from '../secrets/target.ts';
 import type { Manifest } from '../types.ts';
-import { definingFile, withoutActor } from './manifest-file.ts';
+import { definingFile, withoutActor, type DefiningFilePorts } from './manifest-file.ts';
 import type { ConnectionInput } from './save-connection.ts';
 import { validationFailed } from './save-connection.ts';
+
+/** What a connection edit or delete needs of the controller. */
+export interface EditConnectionPorts extends DefiningFilePorts {
+  readonly db: Store;
+  readonly locks: KeyedMutex;
+  readonly secrets: SecretStore;
+  readonly submitter: Pick<ManifestSubmitter, 'submit' | 'withdraw'>;
+}
 
 /** What uses a connection: clients, their VDMs, standalone dashboards and pipelines. */
 export interface ConnectionUsers {
@@ -47,9 +60,9 @@ interface Defined {
  * while anything uses the connection.
  */
 export class EditConnection {
-  readonly #rt: Runtime;
+  readonly #rt: EditConnectionPorts;
 
-  constructor(opts: { runtime: Runtime }) {
+  constructor(opts: { runtime: EditConnectionPorts }) {
     this.#rt = opts.runtime;
   }
 
@@ -57,19 +70,14 @@ export class EditConnection {
   users(connectionId: string): ConnectionUsers {
     const summary = readConnectionSummary(this.#rt.db, connectionId);
     if (!summary) throw new NotFoundError(`Connection ${connectionId} not found`);
-    const dashboards = (
-      this.#rt.db
-        .prepare('SELECT facade_id, name, client_id FROM facades WHERE connection_id = ? ORDER BY name, facade_id')
-        .all(connectionId) as { facade_id: string; name: string; client_id: string | null }[]
-    ).map((r) => ({ facadeId: r.facade_id, name: r.name, clientId: r.client_id }));
+    const dashboards = dashboardsOnConnection(this.#rt.db, connectionId);
     return { clients: summary.usedBy.clients, vdms: summary.usedBy.vdms, dashboards, pipelines: summary.usedBy.pipelines };
   }
 
   /** The Connection manifest file that defines `connectionId`, or a 409 saying what defines it. */
   #defined(connectionId: string): Defined {
-    const row = this.#rt.db.prepare('SELECT manifest_key FROM connections WHERE connection_id = ?').get(connectionId) as { manifest_key: string | null } | undefined;
-    if (!row) throw new NotFoundError(`Connection ${connectionId} not found`);
-    const key = row.manifest_key;
+    const key = connectionManifestKey(this.#rt.db, connectionId);
+    if (key === undefined) throw new NotFoundError(`Connection ${connectionId} not found`);
     if (!key?.startsWith('Connection/')) throw new ConflictError(`Connection ${connectionId} is defined by ${key ?? 'no manifest'}: change it there`);
     const { path, manifest } = definingFile(this.#rt, key, `Connection ${connectionId}`);
     return { key, path, manifest: manifest as Manifest<ConnectionSpec> };
@@ -125,11 +133,9 @@ export class EditConnection {
     const { key, path, manifest } = this.#defined(connectionId);
     await rt.locks.run(key, async () => {
       await rt.submitter.withdraw(path, caller, `delete connection ${connectionId}`);
-      const left = rt.db.prepare('SELECT 1 FROM connections WHERE connection_id = ?').get(connectionId);
-      if (left) throw new ConflictError(`Connection ${connectionId} could not be removed: ${rt.reconciler.status.get(key)?.message ?? 'see its status'}`);
+      if (connectionManifestKey(rt.db, connectionId) !== undefined) throw new ConflictError(`Connection ${connectionId} could not be removed: ${rt.reconciler.status.get(key)?.message ?? 'see its status'}`);
       const ref = manifest.spec.secretRef;
-      const shared = ref ? rt.db.prepare('SELECT 1 FROM connections WHERE secret_ref = ?').get(ref) : undefined;
-      if (ref && !shared && rt.secrets.has(ref)) rt.secrets.remove(ref);
+      if (ref && !secretSharedBeyond(rt.db, ref, connectionId) && rt.secrets.has(ref)) rt.secrets.remove(ref);
     });
   }
 }

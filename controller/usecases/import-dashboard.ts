@@ -7,7 +7,8 @@ import type { SchemaRegistry } from '../manifest/validator.ts';
 import type { Store } from '../store/db.ts';
 import type { Problem } from '../types.ts';
 import type { Principal } from '../auth/principal.ts';
-import { type Authorizer, ownerOfDashboard } from '../authz/index.ts';
+import type { Authorizer } from '../authz/index.ts';
+import { ownerOfDashboard } from '../kinds/dashboard/store.ts';
 import { NewManifests, type NewManifestPorts } from './new-manifest.ts';
 import { isPlainObject } from '../objects.ts';
 
@@ -50,7 +51,7 @@ export interface ImportDashboardPorts extends NewManifestPorts {
 }
 
 /**
- * Spec 4.2/4.3: validates the payload, submits it as a new Dashboard manifest
+ * docs/contract/api.md §4.2/§4.3: validates the payload, submits it as a new Dashboard manifest
  * (`dashboards/<name>.yaml`, suffixed `-2`, `-3`, … when taken) and answers from the store.
  */
 export class ImportDashboard {

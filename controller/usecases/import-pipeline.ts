@@ -1,5 +1,7 @@
 import { ApplyFailedError, ValidationError } from '../errors.ts';
-import { type Authorizer, isUnconfined, ownerOfConnections, pipelineConnections } from '../authz/index.ts';
+import { type Authorizer, isUnconfined } from '../authz/index.ts';
+import { ownerOfConnections } from '../kinds/connection/store.ts';
+import { pipelineConnections } from '../kinds/pipeline/normalize.ts';
 import { resolveSteps } from '../kinds/pipeline/normalize.ts';
 import { nextRunAt } from '../kinds/pipeline/schedule.ts';
 import type { PipelineView } from '../kinds/pipeline/store.ts';
@@ -37,7 +39,7 @@ export interface PipelinePlan {
 }
 
 /**
- * Spec 4.4: validates the pipeline payload and submits it as a new Pipeline manifest
+ * docs/contract/api.md §4.4: validates the pipeline payload and submits it as a new Pipeline manifest
  * (`pipelines/<name>.yaml`), answering the stored pipeline. The manifest keeps the payload as
  * sent: defaults are applied again on every load.
  */

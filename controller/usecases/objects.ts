@@ -6,14 +6,37 @@ import type { Principal } from '../auth/principal.ts';
 import { ConflictError, formatProblem, NotFoundError, ValidationError } from '../errors.ts';
 import { diffFields, type FieldChange } from '../kinds/clientset/preview.ts';
 import { manifestKey, parseManifest, readDocument } from '../manifest/loader.ts';
-import type { AppliedVersion } from '../reconciler/applied.ts';
 import type { StatusRecord } from '../reconciler/status.ts';
 import type { ReconcileResult } from '../reconciler/types.ts';
-import type { Runtime } from '../runtime.ts';
+import type { Config } from '../config.ts';
+import type { GitSource } from '../sources/git.ts';
+import type { KeyedMutex } from '../mutex.ts';
+import type { SchemaRegistry } from '../manifest/validator.ts';
+import type { AppliedStore, AppliedVersion } from '../reconciler/applied.ts';
+import type { Reconciler } from '../reconciler/reconciler.ts';
+import type { Store } from '../store/db.ts';
+import type { Clock, ManifestSource } from '../types.ts';
+import type { ManifestSubmitter } from '../writers/submit.ts';
 import { userIdentity } from '../git/identity.ts';
 import type { SyncReport } from '../reconciler/types.ts';
 import type { Manifest } from '../types.ts';
 import { withoutActor } from './manifest-file.ts';
+
+/** What the object views and rollbacks need of the controller. */
+export interface ObjectPorts {
+  readonly db: Store;
+  readonly clock: Clock;
+  readonly config: Pick<Config, 'git'>;
+  readonly schemas: SchemaRegistry;
+  readonly reconciler: Pick<Reconciler, 'status' | 'fileOf' | 'generatedManifest'>;
+  readonly source: Pick<ManifestSource, 'read'>;
+  readonly applied: Pick<AppliedStore, 'get' | 'list' | 'latest'>;
+  readonly locks: KeyedMutex;
+  readonly submitter: Pick<ManifestSubmitter, 'submit'>;
+  readonly gitSource: GitSource | undefined;
+  /** Runs work the shutdown waits for. */
+  track<T>(fn: () => Promise<T>): Promise<T>;
+}
 
 /** The kinds an object view answers for (every kind a manifest may have). */
 export const OBJECT_KINDS = ['Client', 'Dashboard', 'Pipeline', 'Connection', 'CoreModel', 'Notifier', 'ClientSet'] as const;
@@ -88,9 +111,9 @@ export interface RollbackRequest {
  * version back through the one write path (a commit by the caller in git mode).
  */
 export class ObjectHistory {
-  readonly #rt: Runtime;
+  readonly #rt: ObjectPorts;
 
-  constructor(opts: { runtime: Runtime }) {
+  constructor(opts: { runtime: ObjectPorts }) {
     this.#rt = opts.runtime;
   }
 

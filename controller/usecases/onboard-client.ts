@@ -32,7 +32,7 @@ export type OnboardOutcome =
   | { status: 'DRY_RUN'; plan: OnboardingPlan };
 
 /**
- * Spec 4.1: validate the onboarding package; under the client's lock answer ALREADY_EXISTS for an
+ * docs/contract/api.md §4.1: validate the onboarding package; under the client's lock answer ALREADY_EXISTS for an
  * ACTIVE client, or submit `clients/<ID>.yaml`: COMPLETED, or a 422 FAILED with the manifest
  * withdrawn again (all or nothing). A dry run plans only.
  */

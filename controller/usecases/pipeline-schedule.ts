@@ -3,9 +3,21 @@ import { ApplyFailedError, ConflictError, NotFoundError, ValidationError } from 
 import { readPipelineRow } from '../kinds/pipeline/store.ts';
 import { validatePipelinePayload } from '../kinds/pipeline/validate.ts';
 import { readPipeline } from '../runs/pipeline-view.ts';
-import type { Runtime } from '../runtime.ts';
-import type { Manifest } from '../types.ts';
-import { definingFile, withoutActor } from './manifest-file.ts';
+import type { Config } from '../config.ts';
+import type { KeyedMutex } from '../mutex.ts';
+import type { Store } from '../store/db.ts';
+import type { ManifestSubmitter } from '../writers/submit.ts';
+import type { Clock, Manifest } from '../types.ts';
+import { definingFile, withoutActor, type DefiningFilePorts } from './manifest-file.ts';
+
+/** What a schedule edit needs of the controller. */
+export interface PipelineSchedulePorts extends DefiningFilePorts {
+  readonly db: Store;
+  readonly clock: Clock;
+  readonly config: Pick<Config, 'scheduleMinIntervalMs'>;
+  readonly locks: KeyedMutex;
+  readonly submitter: Pick<ManifestSubmitter, 'submit'>;
+}
 
 /** The fields of `spec.schedule` the console edits; null removes one. */
 export const SCHEDULE_FIELDS = ['isEnabled', 'frequency', 'cronExpression', 'startDate', 'startTime'] as const;
@@ -19,9 +31,9 @@ export type SchedulePatch = Partial<Record<(typeof SCHEDULE_FIELDS)[number], unk
  * `schedule.cronExpression`) before anything is written.
  */
 export class PipelineSchedule {
-  readonly #rt: Runtime;
+  readonly #rt: PipelineSchedulePorts;
 
-  constructor(opts: { runtime: Runtime }) {
+  constructor(opts: { runtime: PipelineSchedulePorts }) {
     this.#rt = opts.runtime;
   }
 

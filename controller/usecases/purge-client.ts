@@ -1,5 +1,10 @@
 import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
-import { readClient } from '../kinds/client/registry.ts';
+import { countDueForPurge, markPurged, readClient } from '../kinds/client/registry.ts';
+import { deleteModelsOf, modelsOf, vdmOfAnotherClientOn } from '../kinds/client/resources.ts';
+import { connectionsOwnedBy, deleteConnection, secretSharedBeyond } from '../kinds/connection/store.ts';
+import { dashboardIdsOwnedBy, dashboardManifestsOwnedBy, dashboardOfAnotherOwnerOn, deleteDashboardsOwnedBy } from '../kinds/dashboard/store.ts';
+import { deletePipelinesOwnedBy, pipelineIdsOwnedBy, pipelineManifestsOwnedBy, pipelineOfAnotherOwnerOn } from '../kinds/pipeline/store.ts';
+import { deleteRunsOf, runCounts, runIdsOf } from '../runs/store.ts';
 import { isLive } from '../reconciler/status.ts';
 import type { LifecyclePorts } from './ports.ts';
 import type { Store } from '../store/db.ts';
@@ -98,13 +103,8 @@ export class ClientPurge {
   /** Purges pending: recorded and not finished, or offboarded clients past `retainUntil`. */
   pendingCount(): number {
     const now = this.#rt.clock().toISOString();
-    const row = this.#rt.db.statements
-      .prepare(
-        `SELECT (SELECT COUNT(*) FROM client_purges WHERE finished_at IS NULL)
-              + (SELECT COUNT(*) FROM clients WHERE status = 'OFFBOARDED' AND retain_until <= ?) AS n`,
-      )
-      .get(now) as { n: number };
-    return row.n;
+    const recorded = this.#rt.db.statements.prepare('SELECT COUNT(*) AS n FROM client_purges WHERE finished_at IS NULL').get() as { n: number };
+    return recorded.n + countDueForPurge(this.#rt.db, now);
   }
 
   #pending(clientId: string): { steps_done: string } | undefined {
@@ -137,15 +137,10 @@ export class ClientPurge {
 
   /** Queued and running runs of the client's pipelines stop before their records go. */
   async #cancelRuns(clientId: string): Promise<void> {
-    const runs = this.#rt.db.statements
-      .prepare(
-        `SELECT r.run_id FROM pipeline_runs r JOIN pipelines p ON p.pipeline_id = r.pipeline_id
-         WHERE p.owner_client_id = ? AND r.status IN ('queued', 'running')`,
-      )
-      .all(clientId) as { run_id: string }[];
-    for (const r of runs) {
+    const runs = runIdsOf(this.#rt.db, pipelineIdsOwnedBy(this.#rt.db, clientId), ['queued', 'running']);
+    for (const runId of runs) {
       try {
-        await this.#rt.runs.dispatcher.cancel(r.run_id);
+        await this.#rt.runs.dispatcher.cancel(runId);
       } catch {
         // Ended meanwhile.
       }
@@ -171,58 +166,38 @@ export class ClientPurge {
 
 /** Manifest keys of the objects the client owns (dashboards, pipelines, its own unused connections). */
 function clientManifestKeys(db: Store, clientId: string): string[] {
-  const rows = db.statements
-    .prepare(
-      `SELECT manifest_key FROM facades WHERE owner_client_id = @c AND manifest_key LIKE 'Dashboard/%'
-       UNION SELECT manifest_key FROM pipelines WHERE owner_client_id = @c AND manifest_key LIKE 'Pipeline/%'
-       UNION SELECT manifest_key FROM connections WHERE owner_client_id = @c AND shared = 0 AND manifest_key LIKE 'Connection/%'`,
-    )
-    .all({ c: clientId }) as { manifest_key: string }[];
   const unused = new Set(unusedConnections(db, clientId).map((c) => c.connectionId));
-  const usedConnectionKeys = new Set(
-    (db.statements.prepare('SELECT connection_id, manifest_key FROM connections WHERE owner_client_id = ?').all(clientId) as { connection_id: string; manifest_key: string | null }[])
-      .filter((c) => !unused.has(c.connection_id))
-      .map((c) => c.manifest_key),
-  );
-  return rows.map((r) => r.manifest_key).filter((k) => !usedConnectionKeys.has(k));
+  const connections = connectionsOwnedBy(db, clientId)
+    .filter((c) => unused.has(c.connectionId) && c.manifestKey?.startsWith('Connection/'))
+    .map((c) => c.manifestKey as string);
+  return [...new Set([...dashboardManifestsOwnedBy(db, clientId), ...pipelineManifestsOwnedBy(db, clientId), ...connections])].sort();
 }
 
 /** The client's own connections nothing of another client uses, with their stored secret when no other connection shares it. */
 function unusedConnections(db: Store, clientId: string): { connectionId: string; secretId: string | null }[] {
-  const rows = db.statements
-    .prepare(
-      `SELECT c.connection_id, c.secret_ref FROM connections c
-       WHERE c.owner_client_id = ? AND c.shared = 0
-         AND NOT EXISTS (SELECT 1 FROM vdms v WHERE v.connection_id = c.connection_id AND v.client_id IS NOT c.owner_client_id)
-         AND NOT EXISTS (SELECT 1 FROM facades f WHERE f.connection_id = c.connection_id AND f.owner_client_id IS NOT c.owner_client_id)
-         AND NOT EXISTS (SELECT 1 FROM pipelines p WHERE p.owner_client_id IS NOT c.owner_client_id
-                         AND (instr(p.source, c.connection_id) > 0 OR instr(p.destination, c.connection_id) > 0))`,
-    )
-    .all(clientId) as { connection_id: string; secret_ref: string | null }[];
-  return rows.map((r) => {
-    const secretId = r.secret_ref?.startsWith('secret:') ? r.secret_ref.slice('secret:'.length) : r.secret_ref;
-    const shared = r.secret_ref
-      ? (db.statements.prepare('SELECT COUNT(*) AS n FROM connections WHERE secret_ref = ? AND connection_id <> ?').get(r.secret_ref, r.connection_id) as { n: number }).n > 0
-      : true;
-    return { connectionId: r.connection_id, secretId: shared ? null : (secretId ?? null) };
-  });
+  return connectionsOwnedBy(db, clientId)
+    .filter((c) => !vdmOfAnotherClientOn(db, c.connectionId, clientId) && !dashboardOfAnotherOwnerOn(db, c.connectionId, clientId) && !pipelineOfAnotherOwnerOn(db, c.connectionId, clientId))
+    .map((c) => {
+      const secretId = c.secretRef?.startsWith('secret:') ? c.secretRef.slice('secret:'.length) : c.secretRef;
+      const shared = c.secretRef ? secretSharedBeyond(db, c.secretRef, c.connectionId) : true;
+      return { connectionId: c.connectionId, secretId: shared ? null : (secretId ?? null) };
+    });
 }
 
 /** What a purge of the client removes now (the dry run's answer, and the purge's). */
 export function purgePlan(db: Store, clientId: string): PurgeItem[] {
-  const all = <T>(sql: string): T[] => db.statements.prepare(sql).all(clientId) as T[];
-  const pipelines = all<{ pipeline_id: string; runs: number }>(
-    'SELECT p.pipeline_id, (SELECT COUNT(*) FROM pipeline_runs r WHERE r.pipeline_id = p.pipeline_id) AS runs FROM pipelines p WHERE p.owner_client_id = ? ORDER BY p.pipeline_id',
-  );
+  const pipelines = pipelineIdsOwnedBy(db, clientId);
+  const runs = runCounts(db, pipelines);
   const items: PurgeItem[] = [];
-  for (const p of pipelines) {
-    items.push({ kind: 'pipeline', id: p.pipeline_id });
-    if (p.runs > 0) items.push({ kind: 'runs', id: p.pipeline_id });
+  for (const id of pipelines) {
+    items.push({ kind: 'pipeline', id });
+    if ((runs.get(id) ?? 0) > 0) items.push({ kind: 'runs', id });
   }
-  for (const f of all<{ facade_id: string }>('SELECT facade_id FROM facades WHERE owner_client_id = ? ORDER BY facade_id')) items.push({ kind: 'dashboard', id: f.facade_id });
-  for (const m of all<{ model_id: string }>('SELECT model_id FROM semantic_models WHERE client_id = ? ORDER BY model_id')) items.push({ kind: 'model', id: m.model_id });
-  for (const v of all<{ vdm_id: string }>('SELECT vdm_id FROM vdms WHERE client_id = ? ORDER BY vdm_id')) items.push({ kind: 'vdm', id: v.vdm_id });
-  for (const k of all<{ key_id: string }>('SELECT key_id FROM api_keys WHERE client_id = ? ORDER BY key_id')) items.push({ kind: 'key', id: k.key_id });
+  for (const id of dashboardIdsOwnedBy(db, clientId)) items.push({ kind: 'dashboard', id });
+  const { models, vdms } = modelsOf(db, clientId);
+  for (const id of models) items.push({ kind: 'model', id });
+  for (const id of vdms) items.push({ kind: 'vdm', id });
+  for (const k of db.statements.prepare('SELECT key_id FROM api_keys WHERE client_id = ? ORDER BY key_id').all(clientId) as { key_id: string }[]) items.push({ kind: 'key', id: k.key_id });
   for (const c of unusedConnections(db, clientId)) {
     items.push({ kind: 'connection', id: c.connectionId });
     if (c.secretId) items.push({ kind: 'secret', id: c.secretId });
@@ -230,25 +205,19 @@ export function purgePlan(db: Store, clientId: string): PurgeItem[] {
   return items;
 }
 
-/** The store writes of each step (idempotent: a step run twice removes nothing more). */
+/** The store writes of each step (idempotent: a step run twice removes nothing more); each kind removes its own rows. */
 const STEP_SQL: Record<PurgeStep, (rt: LifecyclePorts, clientId: string) => void> = {
   runs(rt, clientId) {
-    const db = rt.db.statements;
-    const owned = 'SELECT pipeline_id FROM pipelines WHERE owner_client_id = ?';
-    db.prepare(`DELETE FROM pipeline_run_logs WHERE run_id IN (SELECT run_id FROM pipeline_runs WHERE pipeline_id IN (${owned}))`).run(clientId);
-    db.prepare(`DELETE FROM pipeline_run_rejects WHERE run_id IN (SELECT run_id FROM pipeline_runs WHERE pipeline_id IN (${owned}))`).run(clientId);
-    db.prepare(`DELETE FROM pipeline_runs WHERE pipeline_id IN (${owned})`).run(clientId);
-    db.prepare(`DELETE FROM pipeline_schedule_state WHERE pipeline_id IN (${owned})`).run(clientId);
+    deleteRunsOf(rt.db, pipelineIdsOwnedBy(rt.db, clientId));
   },
   pipelines(rt, clientId) {
-    rt.db.statements.prepare('DELETE FROM pipelines WHERE owner_client_id = ?').run(clientId);
+    deletePipelinesOwnedBy(rt.db, clientId);
   },
   dashboards(rt, clientId) {
-    rt.db.statements.prepare('DELETE FROM facades WHERE owner_client_id = ?').run(clientId);
+    deleteDashboardsOwnedBy(rt.db, clientId);
   },
   model(rt, clientId) {
-    rt.db.statements.prepare('DELETE FROM vdms WHERE client_id = ?').run(clientId);
-    rt.db.statements.prepare('DELETE FROM semantic_models WHERE client_id = ?').run(clientId);
+    deleteModelsOf(rt.db, clientId);
   },
   // The withdrawals run before this step's transaction (they are reconciles of their own).
   manifests() {},
@@ -259,19 +228,14 @@ const STEP_SQL: Record<PurgeStep, (rt: LifecyclePorts, clientId: string) => void
   },
   connection(rt, clientId) {
     for (const c of unusedConnections(rt.db, clientId)) {
-      rt.db.statements.prepare('DELETE FROM connections WHERE connection_id = ?').run(c.connectionId);
+      deleteConnection(rt.db, c.connectionId);
       if (c.secretId) rt.db.statements.prepare('DELETE FROM secrets WHERE secret_id = ?').run(c.secretId);
     }
   },
   registry(rt, clientId) {
     // The Client manifest's applied versions (the onboarding package as applied).
-    const client = rt.db.statements.prepare('SELECT manifest_key FROM clients WHERE client_id = ?').get(clientId) as { manifest_key: string | null } | undefined;
-    if (client?.manifest_key) rt.applied.forget([client.manifest_key]);
-    rt.db.statements
-      .prepare(
-        `UPDATE clients SET status = 'DELETED', is_active = 0, is_deleted = 1, retain_until = NULL, last_modified_date = ?
-         WHERE client_id = ?`,
-      )
-      .run(rt.clock().toISOString(), clientId);
+    const key = readClient(rt.db, clientId)?.manifest_key;
+    if (key) rt.applied.forget([key]);
+    markPurged(rt.db, clientId, rt.clock().toISOString());
   },
 };

@@ -1,3 +1,5 @@
+import { activeClientOn } from '../kinds/client/registry.ts';
+import { settingsConnectionsOf } from '../kinds/connection/store.ts';
 import { ApplyFailedError, formatProblem, ValidationError } from '../errors.ts';
 import type { ConnectionSpec } from '../kinds/connection/applier.ts';
 import type { SchemaRegistry } from '../manifest/validator.ts';
@@ -64,15 +66,8 @@ export class SaveConnection {
    */
   #reusable(owner: string | undefined): string | undefined {
     if (!owner) return undefined;
-    const row = this.#rt.db
-      .prepare(
-        `SELECT c.connection_id FROM connections c
-         WHERE c.owner_client_id = ? AND c.manifest_key = 'Connection/' || c.connection_id
-           AND NOT EXISTS (SELECT 1 FROM clients k WHERE k.connection_id = c.connection_id AND k.status = 'ACTIVE')
-         ORDER BY c.created_at DESC, c.connection_id DESC LIMIT 1`,
-      )
-      .get(owner) as { connection_id: string } | undefined;
-    return row?.connection_id;
+    const db = this.#rt.db;
+    return settingsConnectionsOf(db, owner).find((id) => !activeClientOn(db, id));
   }
 
   run(input: ConnectionInput, caller: Principal): Promise<SavedConnection> {

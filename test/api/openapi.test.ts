@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { EDGE_KEYWORDS } from '../../api/validation.ts';
 import { makeTestApp, type TestApp } from '../helpers/runtime.ts';
 
 describe('OpenAPI', () => {
@@ -20,6 +21,8 @@ describe('OpenAPI', () => {
     // The component is the schema file itself, minus its annotations: one source of truth.
     expect(doc.components.schemas.OnboardingPackage.required).toEqual(t.rt.schemas.schema('client').required);
     expect(JSON.stringify(doc)).not.toContain('x-messages');
+    // What only the edge's validator reads (api/validation.ts) is no part of the document either.
+    for (const keyword of EDGE_KEYWORDS) expect(JSON.stringify(doc)).not.toContain(keyword);
     expect(JSON.stringify(doc)).not.toContain('https://bi.controller/schemas/');
   });
 

@@ -1,16 +1,8 @@
-import type { Store } from '../../store/db.ts';
+import { findPipelineId } from '../../kinds/pipeline/store.ts';
 import type { RunView } from '../../runs/store.ts';
 import type { StepProgress } from '../../runs/types.ts';
 import type { CommandContext } from '../context.ts';
 import { withRuntime } from './oneshot.ts';
-
-/** A pipeline by its ID (`DP-…`) or its manifest name (`metadata.name`). */
-export function findPipelineId(db: Store, ref: string): string | undefined {
-  const row = db.prepare('SELECT pipeline_id FROM pipelines WHERE pipeline_id = ? OR manifest_key = ? ORDER BY pipeline_id = ? DESC LIMIT 1').get(ref, `Pipeline/${ref}`, ref) as
-    | { pipeline_id: string }
-    | undefined;
-  return row?.pipeline_id;
-}
 
 const HEADERS = ['STEP', 'TYPE', 'STATUS', 'ROWS IN', 'ROWS OUT', 'REJECTED', 'MS'];
 const cells = (s: StepProgress) => [s.name, s.type, s.status, String(s.rowsIn), String(s.rowsOut), String(s.rowsRejected), String(s.durationMs)];

@@ -1,10 +1,9 @@
 import type { Store } from '../../store/db.ts';
 import { RE2JS } from 're2js';
 import { ValidationError } from '../../errors.ts';
-import type { Problem } from '../../types.ts';
 import { CLIENT_COLUMNS, listView, type ClientRow, type ListedClient } from './registry.ts';
 import type { RegistrySearch } from './search.ts';
-import { CLIENT_STATUSES, type ClientStatus } from './types.ts';
+import type { ClientStatus } from './types.ts';
 
 export const DEFAULT_PAGE_SIZE = 100;
 export const MAX_PAGE_SIZE = 1000;
@@ -36,67 +35,38 @@ export interface ListPage {
   pagination: { page: number; limit: number; total: number; totalPages: number };
 }
 
-function positiveInt(raw: unknown, field: string, max: number, problems: Problem[]): number | undefined {
-  if (raw === undefined) return undefined;
-  const s = String(raw);
-  const n = /^\d{1,9}$/.test(s) ? Number(s) : NaN;
-  if (!(n >= 1 && n <= max)) {
-    const range = max === Number.MAX_SAFE_INTEGER ? 'a positive integer' : `an integer from 1 to ${max}`;
-    problems.push({ path: field, message: `${field} must be ${range}` });
-    return undefined;
-  }
-  return n;
+/** The listing's query string as the edge checked it (api/schemas/clients.ts): typed, defaults in, status uppercased. */
+export interface ListQueryString {
+  page: number;
+  limit: number;
+  status?: string;
+  search?: string;
+  sort?: string;
+  order?: string;
 }
 
-/** Query string of `GET /v1/bi/admin/clients/{userId}` → a checked query; every bad value is named. */
-export function parseListQuery(q: Record<string, unknown>): ListQuery {
-  const problems: Problem[] = [];
-  const one = (field: string): unknown => {
-    const v = q[field];
-    if (Array.isArray(v)) {
-      problems.push({ path: field, message: `${field} must be given once` });
-      return undefined;
-    }
-    return v;
-  };
-  const page = positiveInt(one('page'), 'page', Number.MAX_SAFE_INTEGER, problems) ?? 1;
-  const limit = positiveInt(one('limit'), 'limit', MAX_PAGE_SIZE, problems) ?? DEFAULT_PAGE_SIZE;
-  const rawStatus = one('status');
-  let status: ClientStatus | undefined;
-  if (rawStatus !== undefined && rawStatus !== '') {
-    const s = String(rawStatus).toUpperCase();
-    if ((CLIENT_STATUSES as readonly string[]).includes(s)) status = s as ClientStatus;
-    else problems.push({ path: 'status', message: `status must be one of ${CLIENT_STATUSES.join(', ')}` });
-  }
-  const rawSearch = one('search');
+/**
+ * What the schema cannot say about a checked query of `GET /v1/bi/admin/clients/{userId}`: the
+ * search compiled (400 when it is not a valid RE2 pattern), and the sort's direction (desc by
+ * default for onboardedDate, whose own descending order keeps the listing's index walk).
+ */
+export function readListQuery(q: ListQueryString): ListQuery {
   let search: RE2JS | undefined;
-  if (rawSearch !== undefined && rawSearch !== '') {
-    const pattern = String(rawSearch);
-    if (pattern.length > MAX_SEARCH_LENGTH) {
-      problems.push({ path: 'search', message: `search must be at most ${MAX_SEARCH_LENGTH} characters` });
-    } else {
-      try {
-        search = RE2JS.compile(pattern, RE2JS.CASE_INSENSITIVE);
-      } catch (err) {
-        problems.push({ path: 'search', message: `search is not a valid regular expression: ${(err as Error).message}` });
-      }
+  if (q.search) {
+    try {
+      search = RE2JS.compile(q.search, RE2JS.CASE_INSENSITIVE);
+    } catch (err) {
+      throw new ValidationError([{ path: 'search', message: `search is not a valid regular expression: ${(err as Error).message}` }]);
     }
   }
-  const rawSort = one('sort');
-  const rawOrder = one('order');
   let sort: ListQuery['sort'];
-  if (rawOrder !== undefined && rawOrder !== '' && rawOrder !== 'asc' && rawOrder !== 'desc') problems.push({ path: 'order', message: 'order must be asc or desc' });
-  if (rawSort !== undefined && rawSort !== '') {
-    if (!Object.hasOwn(SORT_FIELDS, String(rawSort))) problems.push({ path: 'sort', message: `sort must be one of ${Object.keys(SORT_FIELDS).join(', ')}` });
-    else {
-      const field = String(rawSort) as SortField;
-      const dir = rawOrder === 'desc' || (rawOrder !== 'asc' && field === 'onboardedDate') ? 'desc' : 'asc';
-      // The listing's own order keeps its index walk.
-      if (!(field === 'onboardedDate' && dir === 'desc')) sort = { field, dir };
-    }
+  if (q.sort) {
+    const field = q.sort as SortField;
+    const dir = q.order === 'desc' || (q.order !== 'asc' && field === 'onboardedDate') ? 'desc' : 'asc';
+    // The listing's own order keeps its index walk.
+    if (!(field === 'onboardedDate' && dir === 'desc')) sort = { field, dir };
   }
-  if (problems.length) throw new ValidationError(problems);
-  return { page, limit, status, search, ...(sort ? { sort } : {}) };
+  return { page: q.page, limit: q.limit, status: q.status as ClientStatus | undefined, search, ...(sort ? { sort } : {}) };
 }
 
 const ORDER = 'ORDER BY onboarded_date DESC, client_id';

@@ -1,4 +1,5 @@
 import type { ApiClientDetail, ApiListedClient, ApiOnboardedClient } from '../../generated/schema-types.ts';
+import type { ClientHold } from '../../contract.ts';
 import type { Store } from '../../store/db.ts';
 import { fromJson } from '../json.ts';
 import type { ClientStatus } from './types.ts';
@@ -103,4 +104,62 @@ export function detailView(r: ClientRow): ClientDetail {
     isDeleted: r.is_deleted === 1,
     ...(r.status === 'FAILED' ? { failedStep: r.failed_step ?? undefined, failureReason: r.failure_reason ?? undefined } : {}),
   };
+}
+
+const HOLDS: Readonly<Record<string, ClientHold>> = { SUSPENDED: 'suspended', OFFBOARDED: 'offboarded' };
+
+/**
+ * The hold on `clientId`, or undefined when its tenant may act (one primary-key read). Its keys
+ * and members are refused its data and writes, and its runs are refused, while registry and
+ * status reads still show it.
+ */
+export function clientHold(db: Store, clientId: string): ClientHold | undefined {
+  const row = db.statements.prepare('SELECT status FROM clients WHERE client_id = ?').get(clientId) as { status: string } | undefined;
+  return row ? HOLDS[row.status] : undefined;
+}
+
+/** The client ID a Client manifest onboarded (undefined: none stored). */
+export function clientIdOfManifest(db: Store, key: string): string | undefined {
+  return (db.statements.prepare('SELECT client_id FROM clients WHERE manifest_key = ?').get(key) as { client_id: string } | undefined)?.client_id;
+}
+
+/** The clients (not DELETED) on each connection, by client ID. */
+export function clientsByConnection(db: Store): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  const rows = db.statements
+    .prepare("SELECT client_id, connection_id FROM clients WHERE connection_id IS NOT NULL AND status <> 'DELETED' ORDER BY client_id")
+    .all() as { client_id: string; connection_id: string }[];
+  for (const r of rows) {
+    const list = out.get(r.connection_id);
+    if (list) list.push(r.client_id);
+    else out.set(r.connection_id, [r.client_id]);
+  }
+  return out;
+}
+
+/** Whether an ACTIVE client is on the connection. */
+export function activeClientOn(db: Store, connectionId: string): boolean {
+  return db.statements.prepare("SELECT 1 FROM clients WHERE connection_id = ? AND status = 'ACTIVE' LIMIT 1").get(connectionId) !== undefined;
+}
+
+/** OFFBOARDED clients whose retention ended at `nowIso` or before, by client ID. */
+export function clientsDueForPurge(db: Store, nowIso: string): { clientId: string; retainUntil: string }[] {
+  return (
+    db.statements.prepare("SELECT client_id, retain_until FROM clients WHERE status = 'OFFBOARDED' AND retain_until <= ? ORDER BY client_id").all(nowIso) as {
+      client_id: string;
+      retain_until: string;
+    }[]
+  ).map((r) => ({ clientId: r.client_id, retainUntil: r.retain_until }));
+}
+
+/** How many OFFBOARDED clients' retention ended at `nowIso` or before. */
+export function countDueForPurge(db: Store, nowIso: string): number {
+  return (db.statements.prepare("SELECT COUNT(*) AS n FROM clients WHERE status = 'OFFBOARDED' AND retain_until <= ?").get(nowIso) as { n: number }).n;
+}
+
+/** The registry record of a purged client: DELETED, kept as the record that it existed. */
+export function markPurged(db: Store, clientId: string, atIso: string): void {
+  db.statements
+    .prepare("UPDATE clients SET status = 'DELETED', is_active = 0, is_deleted = 1, retain_until = NULL, last_modified_date = ? WHERE client_id = ?")
+    .run(atIso, clientId);
 }

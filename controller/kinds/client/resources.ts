@@ -1,10 +1,11 @@
+import type { Owner } from '../../contract.ts';
 import type { Store } from '../../store/db.ts';
 import { fromJson } from '../json.ts';
 import { vdmFields } from '../dashboard/fields.ts';
 import type { NormalizedChart } from '../dashboard/charts.ts';
 import { readClient } from './registry.ts';
 import type { ClientRefs } from './types.ts';
-import { lastConnectionTest } from '../../connections/registry.ts';
+import { lastConnectionTest } from '../connection/tests.ts';
 import type { ApiClientResources, ApiDashboardSummary, ApiOffboardPlan } from '../../generated/schema-types.ts';
 
 /**
@@ -150,4 +151,47 @@ export function offboardPlan(db: Store, key: string, path: string | null, refs: 
       facadeIds: resources.dashboards.filter((d) => !removed.has(d.facadeId)).map((d) => d.facadeId),
     },
   };
+}
+
+/** The client a VDM belongs to (undefined: no such VDM). */
+export function vdmOwner(db: Store, vdmId: string): Owner {
+  return (db.statements.prepare('SELECT client_id FROM vdms WHERE vdm_id = ?').get(vdmId) as { client_id: string } | undefined)?.client_id;
+}
+
+/** The VDMs on each connection, in each client's order. */
+export function vdmsByConnection(db: Store): Map<string, { vdmId: string; name: string; clientId: string }[]> {
+  const out = new Map<string, { vdmId: string; name: string; clientId: string }[]>();
+  const rows = db.statements.prepare('SELECT vdm_id, name, client_id, connection_id FROM vdms ORDER BY client_id, position').all() as {
+    vdm_id: string;
+    name: string;
+    client_id: string;
+    connection_id: string;
+  }[];
+  for (const r of rows) {
+    const vdm = { vdmId: r.vdm_id, name: r.name, clientId: r.client_id };
+    const list = out.get(r.connection_id);
+    if (list) list.push(vdm);
+    else out.set(r.connection_id, [vdm]);
+  }
+  return out;
+}
+
+/** A client's semantic models and VDMs, by ID. */
+export function modelsOf(db: Store, clientId: string): { models: string[]; vdms: string[] } {
+  const ids = (sql: string, col: string) => (db.statements.prepare(sql).all(clientId) as Record<string, string>[]).map((r) => r[col]);
+  return {
+    models: ids('SELECT model_id FROM semantic_models WHERE client_id = ? ORDER BY model_id', 'model_id'),
+    vdms: ids('SELECT vdm_id FROM vdms WHERE client_id = ? ORDER BY vdm_id', 'vdm_id'),
+  };
+}
+
+/** Whether a VDM of another client than `owner` is on the connection. */
+export function vdmOfAnotherClientOn(db: Store, connectionId: string, owner: string): boolean {
+  return db.statements.prepare('SELECT 1 FROM vdms WHERE connection_id = ? AND client_id IS NOT ? LIMIT 1').get(connectionId, owner) !== undefined;
+}
+
+/** Deletes a client's VDMs and semantic models. */
+export function deleteModelsOf(db: Store, clientId: string): void {
+  db.statements.prepare('DELETE FROM vdms WHERE client_id = ?').run(clientId);
+  db.statements.prepare('DELETE FROM semantic_models WHERE client_id = ?').run(clientId);
 }

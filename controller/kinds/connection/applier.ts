@@ -1,7 +1,7 @@
 import type { Connection } from '../../generated/schema-types.ts';
 import { StepError } from '../../errors.ts';
 import type { Applier, ApplyContext, PruneContext } from '../../types.ts';
-import { connectionOwnership } from '../../authz/ownership.ts';
+import { connectionOwnership } from './store.ts';
 
 /** A Connection manifest's spec (schemas/connection.schema.json). */
 export type ConnectionSpec = Connection;

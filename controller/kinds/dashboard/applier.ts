@@ -2,7 +2,7 @@ import type { Applier, ApplyContext, PruneContext } from '../../types.ts';
 import { checkDashboardReferences, normalizeTags, validateDashboard, type DashboardSpec } from './spec.ts';
 import { deleteDashboard, facadeRowOfManifest, readFacadeRow, writeDashboard } from './store.ts';
 import { StepError } from '../../errors.ts';
-import { dashboardOwner, ownerOfDashboard } from '../../authz/ownership.ts';
+import { dashboardOwner, ownerOfDashboard } from './store.ts';
 
 /**
  * Dashboard: one facade and one experiment per section, written in the reconciler's

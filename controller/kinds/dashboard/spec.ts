@@ -8,7 +8,7 @@ import { vdmFields, type FieldCatalog } from './fields.ts';
 /** A Dashboard manifest's spec: the import payload of docs/contract/api.md §2.4 after schema validation (schemas/dashboard.schema.json). */
 export type DashboardSpec = Dashboard;
 
-/** Spec 7, word for word. */
+/** docs/contract/api.md §7, word for word. */
 export const CHARTS_REQUIRED = "Request body must include a non-empty 'charts' array or 'sections' array with charts";
 
 /** The tag every imported dashboard carries, exactly once. */

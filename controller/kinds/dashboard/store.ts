@@ -1,6 +1,8 @@
 import type { ClientDashboard, DashboardDataSource, DashboardLayout } from '../../generated/schema-types.ts';
 import type { Store } from '../../store/db.ts';
-import type { IdIssuer } from '../../contract.ts';
+import type { IdIssuer, Owner } from '../../contract.ts';
+import { vdmOwner } from '../client/resources.ts';
+import { connectionOwnership } from '../connection/store.ts';
 import { fromJson, toJson } from '../json.ts';
 import { buildSections, type NormalizedChart, type PreviousSection } from './charts.ts';
 import { isSimpleMode, sectionsOf, type DashboardSpec } from './spec.ts';
@@ -279,4 +281,62 @@ export function importSummary(sections: readonly { experimentId: string; name: s
     section: s.name,
     charts: s.charts.map((c) => ({ chartId: c.chartId, chartType: c.type, chartTitle: c.title })),
   }));
+}
+
+/** A dashboard's stored owner: `undefined` no such dashboard, `null` it belongs to no client. */
+export function dashboardOwner(db: Store, facadeId: string): Owner {
+  const row = db.statements.prepare('SELECT owner_client_id FROM facades WHERE facade_id = ?').get(facadeId) as { owner_client_id: string | null } | undefined;
+  return row ? row.owner_client_id : undefined;
+}
+
+/** The client owning the dashboard a manifest defines (null: none). */
+export function dashboardManifestOwner(db: Store, key: string): string | null {
+  const row = db.statements.prepare('SELECT owner_client_id FROM facades WHERE manifest_key = ? LIMIT 1').get(key) as { owner_client_id: string | null } | undefined;
+  return row?.owner_client_id ?? null;
+}
+
+/** A standalone dashboard's owner: its connection's, or (on a shared connection) its VDM's client. */
+export function ownerOfDashboard(db: Store, dataSource: { dbId: string; vdmId?: string }): string | null {
+  const c = connectionOwnership(db, dataSource.dbId);
+  if (c && !c.shared) return c.owner;
+  return (dataSource.vdmId ? vdmOwner(db, dataSource.vdmId) : null) ?? null;
+}
+
+/** The client a dashboard manifest's dashboard belongs to: its owner, else the client whose package holds it (null: none). */
+export function dashboardClientOfManifest(db: Store, key: string): string | null {
+  const row = db.statements
+    .prepare('SELECT COALESCE(owner_client_id, client_id) AS client FROM facades WHERE manifest_key = ? AND COALESCE(owner_client_id, client_id) IS NOT NULL LIMIT 1')
+    .get(key) as { client: string } | undefined;
+  return row?.client ?? null;
+}
+
+/** The dashboards on a connection, by name then ID. */
+export function dashboardsOnConnection(db: Store, connectionId: string): { facadeId: string; name: string; clientId: string | null }[] {
+  return (
+    db.statements.prepare('SELECT facade_id, name, client_id FROM facades WHERE connection_id = ? ORDER BY name, facade_id').all(connectionId) as {
+      facade_id: string;
+      name: string;
+      client_id: string | null;
+    }[]
+  ).map((r) => ({ facadeId: r.facade_id, name: r.name, clientId: r.client_id }));
+}
+
+/** The dashboards a client owns, by ID. */
+export function dashboardIdsOwnedBy(db: Store, clientId: string): string[] {
+  return (db.statements.prepare('SELECT facade_id FROM facades WHERE owner_client_id = ? ORDER BY facade_id').all(clientId) as { facade_id: string }[]).map((r) => r.facade_id);
+}
+
+/** The manifests of the dashboards a client owns (Dashboard manifests only). */
+export function dashboardManifestsOwnedBy(db: Store, clientId: string): string[] {
+  return (db.statements.prepare("SELECT manifest_key FROM facades WHERE owner_client_id = ? AND manifest_key LIKE 'Dashboard/%'").all(clientId) as { manifest_key: string }[]).map((r) => r.manifest_key);
+}
+
+/** Whether a dashboard of another owner than `owner` is on the connection. */
+export function dashboardOfAnotherOwnerOn(db: Store, connectionId: string, owner: string): boolean {
+  return db.statements.prepare('SELECT 1 FROM facades WHERE connection_id = ? AND owner_client_id IS NOT ? LIMIT 1').get(connectionId, owner) !== undefined;
+}
+
+/** Deletes the dashboards a client owns (their experiments go with them). */
+export function deleteDashboardsOwnedBy(db: Store, clientId: string): void {
+  db.statements.prepare('DELETE FROM facades WHERE owner_client_id = ?').run(clientId);
 }

@@ -5,7 +5,9 @@ import { resolveSteps } from './normalize.ts';
 import { readPipelineRow, readStepRows } from './store.ts';
 import type { PipelineSpec } from './types.ts';
 import { semanticProblems, type SemanticOptions } from './validate.ts';
-import { ownerOfConnections, pipelineConnections, pipelineOwner } from '../../authz/ownership.ts';
+import { ownerOfConnections } from '../connection/store.ts';
+import { pipelineConnections } from './normalize.ts';
+import { pipelineOwner } from './store.ts';
 import { StepError } from '../../errors.ts';
 
 const COLUMNS = ['name', 'description', 'category', 'tags', 'source', 'destination', 'schedule', 'manifest_key'] as const;

@@ -40,3 +40,9 @@ export function resolveSteps(spec: PipelineSpec): ResolvedStep[] {
     }),
   ];
 }
+
+/** Every connection a pipeline uses: source, destination and step overrides. */
+export function pipelineConnections(spec: PipelineSpec): string[] {
+  const ids = resolveSteps(spec).map((s) => s.config.connectionId);
+  return [...new Set([spec.source.connectionId, spec.destination.connectionId, ...ids].filter((id): id is string => typeof id === 'string' && id !== ''))];
+}

@@ -1,8 +1,8 @@
 import { secretTarget } from '../../secrets/target.ts';
 import pg from 'pg';
-import { postgresEndpoint } from '../../connections/test-connection.ts';
+import { postgresEndpoint } from '../../lib/endpoints.ts';
 import { NotFoundError } from '../../errors.ts';
-import type { ConnectionRow } from '../../kinds/connection/store.ts';
+import { readConnectionRow } from '../../kinds/connection/store.ts';
 import type { SecretStore } from '../../secrets/store.ts';
 import type { Store } from '../../store/db.ts';
 import type { ConnectionResolver, EgressPolicy, ResolvedConnection } from '../types.ts';
@@ -17,17 +17,10 @@ export interface StoreConnectionResolverOptions {
   mayUse?: (connectionId: string) => boolean;
 }
 
-/** How a connection is shared: any tenant may use it, each in its own schema (`tenant_schema` with `{clientId}`). */
-interface SharingColumns {
-  shared: number;
-  tenant_schema: string | null;
-}
 
 /** What the import check needs of a stored connection to decide its reach (runs/reach.ts); never the credential. */
 export function storedReachConnection(db: Store, connectionId: string): StoredReachConnection | undefined {
-  const row = db.statements
-    .prepare('SELECT connection_id, vendor, account_url, warehouse, database_name, password_env, secret_ref, shared, tenant_schema FROM connections WHERE connection_id = ?')
-    .get(connectionId) as (Omit<ConnectionRow, 'schema_name' | 'username'> & SharingColumns) | undefined;
+  const row = readConnectionRow(db, connectionId);
   if (!row) return undefined;
   return {
     connectionId: row.connection_id,
@@ -54,12 +47,7 @@ export class StoreConnectionResolver implements ConnectionResolver {
   }
 
   resolve(connectionId: string): ResolvedConnection {
-    const row = this.#opts.db
-      .prepare(
-        `SELECT connection_id, vendor, account_url, warehouse, database_name, schema_name, username, password_env, secret_ref, shared, tenant_schema
-         FROM connections WHERE connection_id = ?`,
-      )
-      .get(connectionId) as (ConnectionRow & SharingColumns) | undefined;
+    const row = readConnectionRow(this.#opts.db, connectionId);
     if (!row || (this.#opts.mayUse && !this.#opts.mayUse(connectionId))) throw new NotFoundError(`Connection ${connectionId} not found`);
     const vendor = row.vendor === 'POSTGRESQL' ? 'POSTGRESQL' : 'SNOWFLAKE';
     let password: string | undefined;

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServer, type Server, type Socket } from 'node:net';
-import { describeError, postgresEndpoint, snowflakeAccessUrl, testConnection } from '../../../controller/connections/test-connection.ts';
+import { describeError, testConnection } from '../../../controller/connections/test-connection.ts';
+import { postgresEndpoint, snowflakeAccessUrl } from '../../../controller/lib/endpoints.ts';
 
 /** A TCP server that accepts connections and never says a word: the "hangs forever" case. */
 async function silentServer(): Promise<{ port: number; close: () => Promise<void> }> {

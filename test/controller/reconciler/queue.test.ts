@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, DEFAULT_BACKOFF } from '../../../controller/reconciler/backoff.ts';
+import { backoffDelay, DEFAULT_BACKOFF } from '../../../controller/lib/backoff.ts';
 import { WorkQueue } from '../../../controller/reconciler/queue.ts';
 import { ManualScheduler } from '../../helpers/clock.ts';
 

@@ -40,32 +40,6 @@ describe('DirectorySource (real watcher)', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('coalesces a burst of writes into few deltas and reports every file', async () => {
-    const calls: { changed: string[]; removed: string[] }[] = [];
-    const sink: SourceSink = {
-      apply: async (batch) => {
-        if (batch.type === 'delta') {
-          const files: SourceFile[] = [];
-          for await (const f of batch.files) files.push(f);
-          calls.push({ changed: files.map((f) => f.path), removed: batch.removed ?? [] });
-        }
-        return emptyReport();
-      },
-    };
-    const src = new DirectorySource({ root: dir, debounceMs: 100 });
-    src.connect(sink);
-    await src.start();
-    mkdirSync(join(dir, 'core'));
-    for (let i = 0; i < 20; i++) writeFileSync(join(dir, 'core', `m${i}.yaml`), core(`m${i}`));
-    writeFileSync(join(dir, 'README.txt'), 'not a manifest');
-    await waitFor(() => new Set(calls.flatMap((c) => c.changed)).size === 20, { what: '20 paths' });
-    await src.stop();
-    expect(calls.length).toBeLessThan(5);
-    expect([...new Set(calls.flatMap((c) => c.changed))].sort()).toEqual(
-      Array.from({ length: 20 }, (_, i) => `core/m${i}.yaml`).sort(),
-    );
-  });
-
   it('drives the reconciler end to end: add, edit (atomic save), broken file, delete', async () => {
     const manifests = join(dir, 'manifests');
     const config = loadConfig({}, { manifestsDir: manifests, dbPath: join(dir, 'data', 'bi.sqlite'), dataDir: join(dir, 'data') });
@@ -130,14 +104,6 @@ describe('DirectorySource (real watcher)', () => {
       expect(rec.batches.flatMap((b) => b.removed)).toEqual([]);
     });
 
-    it('delivers a burst of removals as one delta (the watcher hands the first event over alone), so the mass-prune guard sees it whole', async () => {
-      for (let i = 1; i <= 8; i++) write(`c${i}.yaml`, core(`c${i}`));
-      await src.start();
-      const before = rec.batches.length;
-      for (let i = 1; i <= 8; i++) rmSync(join(dir, `c${i}.yaml`));
-      await waitFor(() => rec.batches.slice(before).flatMap((b) => b.removed).length === 8, { what: 'the removals' });
-      expect(rec.batches.slice(before).map((b) => b.removed.length)).toEqual([8]);
-    });
 
     /** A source whose timers are the test's: a batch closes only when the test fires them. */
     const manualSource = (extra: { burstRelistPaths?: number } = {}) => {
@@ -158,6 +124,42 @@ describe('DirectorySource (real watcher)', () => {
       const live = (ms: number) => timers.some((t) => t.ms === ms && !t.cancelled);
       return { manual: source, seen, fire, live };
     };
+
+    it('coalesces a burst of writes into one delta while its debounce has not run out, and reports every file', async () => {
+      const { manual, seen, fire } = manualSource();
+      mkdirSync(join(dir, 'core'));
+      await manual.start();
+      try {
+        for (let i = 0; i < 20; i++) writeFileSync(join(dir, 'core', `m${i}.yaml`), core(`m${i}`));
+        writeFileSync(join(dir, 'README.txt'), 'not a manifest');
+        // However the watcher splits the events in time, they join the open batch.
+        await waitFor(() => manual.waiting === 20, { what: '20 paths waiting' });
+        expect(seen.changed()).toEqual([]);
+        fire(30);
+        await waitFor(() => seen.changed().length > 0, { what: 'the delta' });
+        expect(seen.batches.filter((b) => b.type === 'delta').map((b) => b.changed.sort())).toEqual([
+          Array.from({ length: 20 }, (_, i) => `core/m${i}.yaml`).sort(),
+        ]);
+      } finally {
+        await manual.stop();
+      }
+    });
+
+    it('delivers a burst of removals as one delta (held open for its minimum age), so the mass-prune guard sees it whole', async () => {
+      const { manual, seen, fire } = manualSource();
+      for (let i = 1; i <= 8; i++) write(`c${i}.yaml`, core(`c${i}`));
+      await manual.start();
+      try {
+        for (let i = 1; i <= 8; i++) rmSync(join(dir, `c${i}.yaml`));
+        await waitFor(() => manual.waiting === 8, { what: '8 removals waiting' });
+        fire(30);
+        fire(60);
+        await waitFor(() => seen.batches.some((b) => b.removed.length > 0), { what: 'the removals' });
+        expect(seen.batches.filter((b) => b.type === 'delta').map((b) => b.removed.length)).toEqual([8]);
+      } finally {
+        await manual.stop();
+      }
+    });
 
     it('holds a batch open for the minimum age only when it holds a removal (a save is applied after the debounce)', async () => {
       const { manual, seen, fire, live } = manualSource();

@@ -1,5 +1,5 @@
 import type { Batch, ResolvedConnection, Row } from '../../types.ts';
-import { snowflakeAccessUrl } from '../../../connections/test-connection.ts';
+import { snowflakeAccessUrl } from '../../../lib/endpoints.ts';
 
 interface SnowflakeStatement {
   streamRows(): NodeJS.ReadableStream;

@@ -1,5 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
-import type { Role } from '../auth/users.ts';
+import type { Role } from './users.ts';
 
 /** What a user may do right now: read from the store, never from a key or session record. */
 export interface UserRights {
