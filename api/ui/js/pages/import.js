@@ -93,7 +93,7 @@ export function importPage() {
   const submit = h('button', { type: 'submit', id: 'import', disabled: true }, 'Import');
   const controls = () => [asId, asName, asConnection, ...Object.values(conn)];
 
-  /** @type {Record<string, {maxLength?: number, pattern?: string}>} */
+  /** @type {Record<string, {maxLength?: number, pattern?: string, minimum?: number, maximum?: number}>} */
   const limits = CONNECTION_LIMITS;
   /** @returns {{control: HTMLElement, message: string}[]} */
   const validate = () => {

@@ -107,7 +107,7 @@ export function sourceStep(ctx) {
     }
     for (const [k, el] of Object.entries(inputs)) {
       if (!el.isConnected) continue;
-      /** @type {Record<string, {maxLength?: number, pattern?: string}>} */
+      /** @type {Record<string, {maxLength?: number, pattern?: string, minimum?: number, maximum?: number}>} */
       const limits = CONNECTION_LIMITS;
       const long = tooLong(s[/** @type {WizardTextField} */ (k)], limits[k], el.closest('.field')?.querySelector('label')?.textContent ?? k);
       if (long) problems.push({ name: k, message: long });
