@@ -1,15 +1,19 @@
 // The floor for the import benchmark: the least code that does an import's durable work, in a
 // process of its own — Fastify parses the JSON body, the product's compiled schema validates it,
-// the manifest is rendered to YAML and written atomically (temp file, fsync, rename, folder fsync:
-// the product's own writeFileAtomic), and ONE SQLite transaction on the product's store schema
-// writes the rows an import writes (the facade, one experiment, the ID sequence, the status row).
+// the manifest is rendered to YAML and written atomically (temp file, fsync, rename: the product's
+// own writeFileAtomic; then the folder fsync, shared by the writes that arrive together: the
+// product's own DirectorySyncs), and ONE SQLite transaction on the product's store schema writes
+// the rows an import writes (the facade, one experiment, the ID sequence, the status row, the
+// applied version, the audit entry with its chain hash: the product's own appendAudit).
 // No authentication, no reconcile queue, no watcher, no logging: what is left is the durable work.
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import Fastify from 'fastify';
 import { stringify } from 'yaml';
 import { SchemaRegistry } from '../controller/manifest/validator.ts';
 import { openStore } from '../controller/store/db.ts';
+import { appendAudit } from '../controller/audit/log.ts';
+import { DirectorySyncs } from '../controller/writers/dir-sync.ts';
 import { writeFileAtomic } from '../controller/writers/directory.ts';
 
 const dir = process.env.FLOOR_DIR;
@@ -35,6 +39,11 @@ const upsertStatus = db.prepare(
    VALUES (@key, 'Dashboard', @name, @path, @hash, @hash, 'Synced', @ids, 'bench', @at, @at)
    ON CONFLICT (key) DO UPDATE SET hash = @hash, spec_hash = @hash, resource_ids = @ids, updated_at = @at`,
 );
+const insertApplied = db.prepare(
+  `INSERT INTO applied_manifests (key, version, spec_hash, manifest, path, revision, actor, applied_at)
+   VALUES (@key, COALESCE((SELECT MAX(version) FROM applied_manifests WHERE key = @key), 0) + 1, @hash, @manifest, @path, NULL, 'bench', @at)`,
+);
+const syncs = new DirectorySyncs();
 const record = db.transaction((spec: Record<string, unknown>, name: string, path: string, hash: string) => {
   const at = new Date().toISOString();
   const n = (bump.get() as { last: number }).last;
@@ -43,6 +52,8 @@ const record = db.transaction((spec: Record<string, unknown>, name: string, path
   insertFacade.run({ id: facadeId, name, description: String(spec.description ?? ''), key, definition: JSON.stringify({ dataSource: spec.dataSource, tags: spec.tags }), at });
   insertExperiment.run({ id: `E2026A${String(n).padStart(5, '0')}`, facadeId, charts: JSON.stringify(spec.charts ?? []), at });
   upsertStatus.run({ key, name, path, hash, ids: JSON.stringify({ facadeId }), at });
+  insertApplied.run({ key, hash, manifest: JSON.stringify({ apiVersion: 'bi.controller/v1', kind: 'Dashboard', metadata: { name }, spec }), path, at });
+  appendAudit(db, { actor: { type: 'key', id: 'bench' }, action: 'apply', object: { kind: 'Dashboard', id: name }, after: hash, result: 'ok' });
   return facadeId;
 });
 
@@ -55,6 +66,7 @@ app.post('/v1/sdk/import', async (req, reply) => {
   const text = stringify({ apiVersion: 'bi.controller/v1', kind: 'Dashboard', metadata: { name }, spec: result.value });
   const path = `dashboards/${name}.yaml`;
   await writeFileAtomic(join(root, path), text);
+  await syncs.sync(dirname(join(root, path)));
   const facadeId = record(result.value, name, path, createHash('sha256').update(text).digest('hex'));
   return reply.code(201).send({ success: true, facadeId });
 });

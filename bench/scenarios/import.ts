@@ -136,7 +136,8 @@ export async function importBench(report: Report, opts: { seconds: number; modes
 
 /**
  * The same load against the floor server (bench/floor-import-server.ts: body parse, the same
- * compiled schema, YAML, atomic write with fsync, one SQLite transaction of the same rows), and the
+ * compiled schema, YAML, atomic write with fsync and the folder fsync, one SQLite transaction of the
+ * same rows: facade, experiment, ID sequence, status, applied version, audit entry), and the
  * real server's throughput and CPU per import as ratios of the floor's, measured in the same run.
  */
 async function floorServerRatios(report: Report, opts: { dir: string; seconds: number; rps: number; cpuPerImport: number | undefined }): Promise<void> {

@@ -6,6 +6,7 @@ import { UnavailableError } from '../errors.ts';
 import { FAST_IMPORT_ARGS, importedTip, importStream, type ImportCommit } from './fast-import.ts';
 import type { GitIdentity } from './identity.ts';
 import { formatIdentity } from './identity.ts';
+import { readRefFromFiles } from './ref-files.ts';
 import { GitCommandError, runGit } from './run.ts';
 
 export interface GitRepoOptions {
@@ -170,7 +171,13 @@ export class GitRepo {
     return missing ? null : head;
   }
 
+  /**
+   * The commit `ref` names, or null. HEAD and full ref names are read from the clone's files when
+   * they settle it (ref-files.ts: no process per poll or batch), anything else asks `git rev-parse`.
+   */
   async resolve(ref: string): Promise<string | null> {
+    const fromFiles = readRefFromFiles(this.dir, ref);
+    if (fromFiles !== undefined) return fromFiles;
     const out = await this.#raw(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]).catch(() => '');
     return out.trim() || null;
   }

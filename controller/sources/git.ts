@@ -238,6 +238,22 @@ export class GitSource implements ManifestSource {
     }, this.#intervalMs);
   }
 
+  /**
+   * Whether the clone has `base`, and who last touched each file since it: one `git log` when
+   * the head moved (it fails when `base` is unknown, and only then is the commit looked up, to
+   * tell that from another failure), one lookup when it did not.
+   */
+  async #authorsSince(base: string | null, head: string | null): Promise<{ baseKnown: boolean; authors: Map<string, string> }> {
+    if (base === null || head === null) return { baseKnown: false, authors: new Map() };
+    if (base === head) return { baseKnown: await this.repo.hasCommit(base), authors: new Map() };
+    try {
+      return { baseKnown: true, authors: await this.repo.authors(base, head, this.#path) };
+    } catch (err) {
+      if (await this.repo.hasCommit(base)) throw err;
+      return { baseKnown: false, authors: new Map() };
+    }
+  }
+
   async #syncLocked(req: SyncRequest): Promise<SyncReport> {
     const sink = this.#sink;
     if (!sink) throw new UnavailableError('git: the source is not started');
@@ -259,8 +275,7 @@ export class GitSource implements ManifestSource {
     // The clone is already there after the API's own pushes (the writer moves it onto what it
     // pushed); a first sync always resets it (what a crash may have left behind).
     if (!this.#primed || (await this.repo.head()) !== head) await this.repo.resetTo(head);
-    const baseKnown = base !== null && head !== null && (await this.repo.hasCommit(base));
-    const authors = baseKnown && head && base !== head ? await this.repo.authors(base, head, this.#path) : new Map<string, string>();
+    const { baseKnown, authors } = await this.#authorsSince(base, head);
     const meta = { revision: head ?? undefined, authors, allowMassPrune: req.allowMassPrune };
     let report: SyncReport;
     if (full || !baseKnown || !head || !base) {

@@ -1,5 +1,4 @@
 import { readdirSync, statSync } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { ValidationError } from '../errors.ts';
 import { safeManifestPath } from './paths.ts';
@@ -8,75 +7,109 @@ import { safeManifestPath } from './paths.ts';
  * The names of a folder by their lower case, as of the folder's modification time: a check reads
  * the folder again only when it changed since (one stat instead of a listing of every dashboard per
  * import), or when the listing is older than LISTING_MAX_AGE_MS. The API's writer keeps it current
- * through its own writes, however many are in flight: the folder's time is noted after each change
- * of its own (a temp file made: noteFolderTime; a manifest renamed into place: renaming, endWrite).
+ * through its own changes, however many are in flight (`ownChange`): each one's name goes into the
+ * listing and the folder's time is noted the moment its completion reaches the event loop, so a
+ * time that moved only by the writer's own changes never makes a check read the folder.
  */
 interface Listing {
   mtimeNs: bigint;
-  byLower: Map<string, Set<string>>;
+  /** Lower-case name → the name, or the names when the folder already holds twins. */
+  byLower: Map<string, string | string[]>;
   readAt: number;
 }
 const LISTINGS = new Map<string, Listing>();
 /** Folders remembered at most (the manifests' kind folders are a handful). */
 const MAX_LISTINGS = 256;
 /**
- * A listing kept current by the writer's own writes is read again after this long anyway: a change
- * by someone else that fell between a check and a write's own note of the folder's time is found
- * within it.
+ * A listing kept current by the writer's own changes is read again after this long anyway: a change
+ * by someone else that fell while one of ours was in flight (its note adopts the folder's time) is
+ * found within it.
  */
 const LISTING_MAX_AGE_MS = 1000;
 /** A listing no check may use: the next one reads the folder. */
 const UNUSABLE = -1n;
-
-/** Per folder: the names being renamed into it by the writer (between renaming and endWrite). */
-const LANDING = new Map<string, Map<string, number>>();
 /**
- * Per folder: how many of the writer's own writes were noted into its listing, and the names of the
- * last of them (at least NOTED_KEPT), for a listing read while they were noted (see caseTwin).
+ * How many times a check that finds the folder's time moved while changes of ours are in flight
+ * waits for them (their notes may account for the move) before it reads the folder.
  */
-const NOTED = new Map<string, { count: number; names: string[] }>();
-const NOTED_KEPT = 256;
+const WAIT_ROUNDS = 3;
 
-function remember(dir: string, mtimeNs: bigint, names: string[]): Listing {
-  const byLower = new Map<string, Set<string>>();
-  for (const n of names) addName(byLower, n);
+/** Per folder: the names being renamed into it by the writer (counted; until their change completes). */
+const LANDING = new Map<string, Map<string, number>>();
+/** Per folder: the writer's changes to its entries whose completion has not reached the event loop yet. */
+const IN_FLIGHT = new Map<string, Set<Promise<unknown>>>();
+
+let reads = 0;
+
+/** How many times a check read a folder's listing in this process (what the remembered listing saves; tests and the bench). */
+export function folderReads(): number {
+  return reads;
+}
+
+/** The folder's modification time, read now; undefined when it cannot be read (no folder). */
+function folderTime(dir: string): bigint | undefined {
+  return statSync(dir, { bigint: true, throwIfNoEntry: false })?.mtimeNs;
+}
+
+/**
+ * Reads the folder (synchronously: no change of ours completes between the stat and the listing,
+ * so the listing holds each of our renames that landed before it, the others being in LANDING).
+ */
+function read(dir: string): Listing | undefined {
+  const mtimeNs = folderTime(dir);
+  if (mtimeNs === undefined) return undefined;
+  reads++;
+  const byLower = new Map<string, string | string[]>();
+  for (const n of readdirSync(dir)) addName(byLower, n);
   const listing = { mtimeNs, byLower, readAt: performance.now() };
   if (LISTINGS.size >= MAX_LISTINGS && !LISTINGS.has(dir)) LISTINGS.delete(LISTINGS.keys().next().value as string);
   LISTINGS.set(dir, listing);
   return listing;
 }
 
-function addName(byLower: Map<string, Set<string>>, name: string): void {
+function addName(byLower: Map<string, string | string[]>, name: string): void {
   const k = name.toLowerCase();
-  const set = byLower.get(k);
-  if (set) set.add(name);
-  else byLower.set(k, new Set([name]));
+  const had = byLower.get(k);
+  if (had === undefined) byLower.set(k, name);
+  else if (typeof had === 'string') {
+    if (had !== name) byLower.set(k, [had, name]);
+  } else if (!had.includes(name)) had.push(name);
 }
 
-/** The remembered listing of `dir`, if a check may use it with the folder's time `mtimeNs`. */
-function usable(dir: string, mtimeNs: bigint): Listing | undefined {
+function deleteName(byLower: Map<string, string | string[]>, name: string): void {
+  const k = name.toLowerCase();
+  const had = byLower.get(k);
+  if (had === name) byLower.delete(k);
+  else if (Array.isArray(had)) {
+    const rest = had.filter((n) => n !== name);
+    if (rest.length === 1) byLower.set(k, rest[0]);
+    else byLower.set(k, rest);
+  }
+}
+
+/**
+ * The remembered listing of `dir` if a check may use it now; 'stale' when the folder must be read
+ * (or changes of ours in flight may account for its time); undefined when there is no folder.
+ */
+function current(dir: string): Listing | 'stale' | undefined {
+  const mtimeNs = folderTime(dir);
+  if (mtimeNs === undefined) return undefined;
   const listing = LISTINGS.get(dir);
-  return listing?.mtimeNs === mtimeNs && performance.now() - listing.readAt < LISTING_MAX_AGE_MS ? listing : undefined;
+  return listing?.mtimeNs === mtimeNs && performance.now() - listing.readAt < LISTING_MAX_AGE_MS ? listing : 'stale';
 }
 
 /** The twin of `relPath` among the listing and the names being renamed into its folder. */
 function twinOf(listing: Listing | undefined, dir: string, relPath: string, abs: string): string | undefined {
-  const twin = twinAmong(listing, relPath, abs);
-  if (twin) return twin;
-  const landing = LANDING.get(dir);
-  if (!landing) return undefined;
   const name = basename(abs);
   const lower = name.toLowerCase();
-  for (const n of landing.keys()) if (n !== name && n.toLowerCase() === lower) return relPath.slice(0, relPath.length - name.length) + n;
-  return undefined;
-}
-
-/** The name in `listing` that differs from `relPath`'s file name only by case, as a path beside it. */
-function twinAmong(listing: Listing | undefined, relPath: string, abs: string): string | undefined {
-  const name = basename(abs);
-  const names = listing?.byLower.get(name.toLowerCase());
-  if (!names) return undefined;
-  for (const twin of names) if (twin !== name) return relPath.slice(0, relPath.length - name.length) + twin;
+  const beside = (twin: string) => relPath.slice(0, relPath.length - name.length) + twin;
+  const names = listing?.byLower.get(lower);
+  if (names !== undefined) {
+    for (const twin of typeof names === 'string' ? [names] : names) if (twin !== name) return beside(twin);
+  }
+  const landing = LANDING.get(dir);
+  if (!landing) return undefined;
+  for (const n of landing.keys()) if (n !== name && n.toLowerCase() === lower) return beside(n);
   return undefined;
 }
 
@@ -88,30 +121,19 @@ function twinAmong(listing: Listing | undefined, relPath: string, abs: string): 
 export async function caseTwin(root: string, relPath: string): Promise<string | undefined> {
   const abs = safeManifestPath(root, relPath);
   const dir = dirname(abs);
-  const noted = NOTED.get(dir)?.count ?? 0;
-  let listing: Listing | undefined;
+  let listing: Listing | 'stale' | undefined;
   try {
-    let { mtimeNs } = await stat(dir, { bigint: true });
-    listing = usable(dir, mtimeNs);
-    const noting = NOTING.get(dir);
-    if (!listing && noting) {
-      // The time moved, maybe only by writes of ours whose note is on its way: one more stat after
-      // those notes costs less than reading the folder.
-      await Promise.all(noting);
-      ({ mtimeNs } = await stat(dir, { bigint: true }));
-      listing = usable(dir, mtimeNs);
+    listing = current(dir);
+    for (let round = 0; listing === 'stale' && round < WAIT_ROUNDS; round++) {
+      // The time moved, maybe only by changes of ours whose completion is on its way: waiting for
+      // them (each notes the time as it completes) costs less than reading the folder.
+      const inFlight = IN_FLIGHT.get(dir);
+      const remembered = LISTINGS.get(dir);
+      if (!inFlight?.size || !remembered || remembered.mtimeNs === UNUSABLE || performance.now() - remembered.readAt >= LISTING_MAX_AGE_MS) break;
+      await Promise.allSettled([...inFlight]);
+      listing = current(dir);
     }
-    if (!listing) {
-      listing = remember(dir, mtimeNs, await readdir(dir));
-      // A write of ours noted meanwhile may have landed after the folder was read and left
-      // LANDING: its name is added (when too many were, no later check may use the listing).
-      const notes = NOTED.get(dir);
-      const since = (notes?.count ?? 0) - noted;
-      if (since > 0 && notes) {
-        if (since > notes.names.length) listing.mtimeNs = UNUSABLE;
-        else for (const n of notes.names.slice(-since)) addName(listing.byLower, n);
-      }
-    }
+    if (listing === 'stale') listing = read(dir);
   } catch {
     listing = undefined;
   }
@@ -122,10 +144,10 @@ export async function caseTwin(root: string, relPath: string): Promise<string | 
 export function caseTwinSync(root: string, relPath: string): string | undefined {
   const abs = safeManifestPath(root, relPath);
   const dir = dirname(abs);
-  let listing: Listing | undefined;
+  let listing: Listing | 'stale' | undefined;
   try {
-    const { mtimeNs } = statSync(dir, { bigint: true });
-    listing = usable(dir, mtimeNs) ?? remember(dir, mtimeNs, readdirSync(dir));
+    listing = current(dir);
+    if (listing === 'stale') listing = read(dir);
   } catch {
     listing = undefined;
   }
@@ -133,87 +155,78 @@ export function caseTwinSync(root: string, relPath: string): string | undefined 
 }
 
 /**
- * The folder's time as read now becomes its listing's (when it has a usable one): every change of
- * the writer's own up to now is in the listing or still landing (LANDING, which every check reads
- * too), and temp files are never twins. Never throws: anything uncertain leaves the listing unusable.
+ * What a change of the writer's own does to the names of `relPath`'s folder: `temp` makes or
+ * removes a temp file (never a twin: no name changes), `add` renames a file to `relPath`, `remove`
+ * removes `relPath`.
  */
-function noteTime(dir: string, listing: Listing | undefined = LISTINGS.get(dir)): Promise<void> {
-  if (!listing || listing.mtimeNs === UNUSABLE) return Promise.resolve();
-  let pending = NOTING.get(dir);
-  if (!pending) NOTING.set(dir, (pending = new Set()));
-  const noting = readTime(dir, listing).finally(() => {
-    pending.delete(noting);
-    if (pending.size === 0 && NOTING.get(dir) === pending) NOTING.delete(dir);
-  });
-  pending.add(noting);
-  return noting;
-}
+export type OwnChange = 'temp' | 'add' | 'remove';
 
-/** Per folder: the notes of the folder's time in flight (a check that finds the time moved waits for them). */
-const NOTING = new Map<string, Set<Promise<void>>>();
-
-async function readTime(dir: string, listing: Listing): Promise<void> {
-  try {
-    const { mtimeNs } = await stat(dir, { bigint: true });
-    // Read again meanwhile (that listing is newer) or made unusable: leave it as it is.
-    if (LISTINGS.get(dir) === listing && listing.mtimeNs !== UNUSABLE) listing.mtimeNs = mtimeNs;
-  } catch {
-    listing.mtimeNs = UNUSABLE;
+/**
+ * Runs `op`, a change of the writer's own to the entries of `relPath`'s folder, keeping the
+ * folder's remembered listing current: while it is in flight a check that finds the folder's time
+ * moved waits for it, an `add`'s name counts as there (its rename may land before its completion
+ * is seen), and on completion the name goes into (or out of) the listing and the folder's time as
+ * read then becomes the listing's. A change started while none of ours is in flight first compares
+ * the folder's time with the listing's: any difference is someone else's change, and the next
+ * check reads the folder. A failed change, or anything uncertain, does the same.
+ */
+export function ownChange<T>(root: string, relPath: string, change: OwnChange, op: () => Promise<T>): Promise<T> {
+  const abs = safeManifestPath(root, relPath);
+  const dir = dirname(abs);
+  const name = basename(abs);
+  let inFlight = IN_FLIGHT.get(dir);
+  const listing = LISTINGS.get(dir);
+  if (listing && listing.mtimeNs !== UNUSABLE && !inFlight?.size) {
+    // Every change of ours so far is noted: a time other than the listing's is someone else's.
+    if (safeTime(dir) !== listing.mtimeNs) listing.mtimeNs = UNUSABLE;
   }
-}
-
-/** The writer made a temp file beside `relPath` (no manifest name changed): see noteTime. */
-export function noteFolderTime(root: string, relPath: string): Promise<void> {
-  return noteTime(dirname(safeManifestPath(root, relPath)));
-}
-
-/**
- * The writer is about to rename a file to `relPath`: until endWrite, every check counts the name
- * as there (its rename may land before the folder's time is next noted).
- */
-export function renaming(root: string, relPath: string): void {
-  const abs = safeManifestPath(root, relPath);
-  const dir = dirname(abs);
-  const name = basename(abs);
-  let landing = LANDING.get(dir);
-  if (!landing) LANDING.set(dir, (landing = new Map()));
-  landing.set(name, (landing.get(name) ?? 0) + 1);
-}
-
-/**
- * The writer's write to `relPath` ended (`written`: the file is in place). Its name goes into the
- * folder's listing, and the folder's time as read now becomes the listing's: every change of ours
- * up to now is in the listing or still landing (LANDING, which every check reads too). A failed
- * write, or anything uncertain, makes the next check read the folder again.
- */
-export async function endWrite(root: string, relPath: string, written: boolean): Promise<void> {
-  const abs = safeManifestPath(root, relPath);
-  const dir = dirname(abs);
-  const name = basename(abs);
-  const forget = () => {
-    const listing = LISTINGS.get(dir);
-    if (listing) listing.mtimeNs = UNUSABLE;
+  if (!inFlight) IN_FLIGHT.set(dir, (inFlight = new Set()));
+  const flying = inFlight;
+  if (change === 'add') {
+    let landing = LANDING.get(dir);
+    if (!landing) LANDING.set(dir, (landing = new Map()));
+    landing.set(name, (landing.get(name) ?? 0) + 1);
+  }
+  const settle = (ok: boolean) => {
+    const now = LISTINGS.get(dir);
+    if (now && now.mtimeNs !== UNUSABLE) {
+      if (!ok) now.mtimeNs = UNUSABLE;
+      else {
+        if (change === 'add') addName(now.byLower, name);
+        else if (change === 'remove') deleteName(now.byLower, name);
+        now.mtimeNs = safeTime(dir) ?? UNUSABLE;
+      }
+    }
+    if (change === 'add') {
+      const landing = LANDING.get(dir);
+      const n = (landing?.get(name) ?? 0) - 1;
+      if (n > 0) landing?.set(name, n);
+      else landing?.delete(name);
+      if (landing?.size === 0) LANDING.delete(dir);
+    }
+    flying.delete(tracked);
+    if (flying.size === 0 && IN_FLIGHT.get(dir) === flying) IN_FLIGHT.delete(dir);
   };
+  const tracked: Promise<T> = op().then(
+    (value) => {
+      settle(true);
+      return value;
+    },
+    (err: unknown) => {
+      settle(false);
+      throw err;
+    },
+  );
+  flying.add(tracked);
+  return tracked;
+}
+
+/** folderTime, never throwing (undefined when it cannot be read). */
+function safeTime(dir: string): bigint | undefined {
   try {
-    if (!written) return forget();
-    // Noted even without a listing: one being read now may have been read before the rename landed.
-    let notes = NOTED.get(dir);
-    if (!notes) NOTED.set(dir, (notes = { count: 0, names: [] }));
-    notes.count++;
-    notes.names.push(name);
-    if (notes.names.length > 2 * NOTED_KEPT) notes.names.splice(0, NOTED_KEPT);
-    const listing = LISTINGS.get(dir);
-    if (!listing) return;
-    addName(listing.byLower, name);
-    await noteTime(dir, listing);
+    return folderTime(dir);
   } catch {
-    forget();
-  } finally {
-    const landing = LANDING.get(dir);
-    const n = (landing?.get(name) ?? 0) - 1;
-    if (n > 0) landing?.set(name, n);
-    else landing?.delete(name);
-    if (landing?.size === 0) LANDING.delete(dir);
+    return undefined;
   }
 }
 

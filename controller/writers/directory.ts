@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, rename, stat, unlink } from 'node:fs/promises';
+import { statSync } from 'node:fs';
+import { mkdir, readdir, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { UnavailableError } from '../errors.ts';
 import type { ManifestWriter } from '../types.ts';
 import { DirectorySyncs } from './dir-sync.ts';
 import { closeFd, fsyncFd, openFd, writeAll } from './fd.ts';
 import { safeManifestPath } from './paths.ts';
-import { caseTwin, endWrite, noteFolderTime, refuseCaseTwin, renaming } from './case-twin.ts';
+import { caseTwin, ownChange, refuseCaseTwin, type OwnChange } from './case-twin.ts';
 
 /** The name `writeFileAtomic` gives its temp files (and nothing else has). */
 const TEMP_FILE = /^\.[0-9a-f]{12}\.tmp$/;
@@ -48,24 +49,28 @@ export async function writeFileAtomic(abs: string, content: string): Promise<voi
   await writeAtomic(abs, content);
 }
 
+/** Runs a change to the entries of the written file's folder (see `ownChange` in case-twin.ts). */
+type ChangeHook = <T>(change: OwnChange, op: () => Promise<T>) => Promise<T>;
+const untracked: ChangeHook = (_change, op) => op();
+
 /**
  * writeFileAtomic, answering the first folder it had to create (undefined when the folder was
- * there). `hooks.opened` is told once the temp file exists, `hooks.renaming` just before the rename.
+ * there). `change` runs each step that changes the folder's entries: the temp file made, renamed
+ * into place, or removed after a failure.
  */
-async function writeAtomic(abs: string, content: string, hooks: { opened?: () => void; renaming?: () => void } = {}): Promise<string | undefined> {
+async function writeAtomic(abs: string, content: string, change: ChangeHook = untracked): Promise<string | undefined> {
   const dir = dirname(abs);
   const tmp = join(dir, `.${tempName()}.tmp`);
   let fd: number;
   let created: string | undefined;
   try {
-    fd = await openFd(tmp, 'w', 0o644);
+    fd = await change('temp', () => openFd(tmp, 'w', 0o644));
   } catch (err) {
     // The folder is made on first use only (no mkdir per write on the hot path).
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     created = await mkdir(dir, { recursive: true });
-    fd = await openFd(tmp, 'w', 0o644);
+    fd = await change('temp', () => openFd(tmp, 'w', 0o644));
   }
-  hooks.opened?.();
   try {
     try {
       await writeAll(fd, Buffer.from(content));
@@ -73,11 +78,10 @@ async function writeAtomic(abs: string, content: string, hooks: { opened?: () =>
     } finally {
       await closeFd(fd);
     }
-    hooks.renaming?.();
-    await rename(tmp, abs);
+    await change('add', () => rename(tmp, abs));
   } catch (err) {
     // A failed write (disk full, file too large) must not leave its temp file behind.
-    await unlink(tmp).catch(() => {});
+    await change('temp', () => unlink(tmp)).catch(() => {});
     throw err;
   }
   return created;
@@ -104,36 +108,25 @@ export class DirectoryWriter implements ManifestWriter {
     await refuseCaseTwin(this.#root, relPath);
     const dir = dirname(abs);
     let created: string | undefined;
-    // The temp file moves the folder's time: noted at once, so checks meanwhile need not read the folder.
-    let opened: Promise<void> | undefined;
     try {
-      created = await writeAtomic(abs, content, {
-        opened: () => (opened = noteFolderTime(this.#root, relPath)),
-        renaming: () => renaming(this.#root, relPath),
-      });
+      // Each change to the folder's entries keeps its remembered listing current (case-twin.ts).
+      created = await writeAtomic(abs, content, (change, op) => ownChange(this.#root, relPath, change, op));
     } catch (err) {
-      await opened;
-      await endWrite(this.#root, relPath, false);
       throw new UnavailableError(`could not write ${relPath}: ${(err as Error).message}`);
     }
-    // The name is noted into the folder's remembered listing right after the rename (beside the
-    // folder's fsync): checks meanwhile count it as landing.
-    const noted = endWrite(this.#root, relPath, true);
     try {
       // New folders' own entries too, from the first one made down to the file's folder.
       const folders = created ? foldersFrom(dirname(created), dir) : [dir];
       await Promise.all(folders.map((f) => this.#syncs.sync(f)));
     } catch (err) {
       throw new UnavailableError(`could not write ${relPath}: ${(err as Error).message}`);
-    } finally {
-      await Promise.all([opened, noted]);
     }
   }
 
   async remove(relPath: string): Promise<void> {
     const abs = safeManifestPath(this.#root, relPath);
     try {
-      await unlink(abs);
+      await ownChange(this.#root, relPath, 'remove', () => unlink(abs));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new UnavailableError(`could not remove ${relPath}: ${(err as Error).message}`);
     }
@@ -143,10 +136,10 @@ export class DirectoryWriter implements ManifestWriter {
     return caseTwin(this.#root, relPath);
   }
 
+  /** Read synchronously: one stat of a name in a folder the system has cached, less than a trip through the thread pool. */
   async exists(relPath: string): Promise<boolean> {
     try {
-      await stat(safeManifestPath(this.#root, relPath));
-      return true;
+      return statSync(safeManifestPath(this.#root, relPath), { throwIfNoEntry: false }) !== undefined;
     } catch {
       return false;
     }

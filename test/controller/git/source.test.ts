@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { connection, coreModel, makeGitRuntime, Remote, type GitTestRuntime } from './harness.ts';
+import { connection, coreModel, git, makeGitRuntime, Remote, type GitTestRuntime } from './harness.ts';
 
 describe('GitSource: desired state from a git branch', () => {
   let remote: Remote;
@@ -185,6 +185,27 @@ describe('GitSource: desired state from a git branch', () => {
     expect(byKey.get('CoreModel/new')).toMatchObject({ phase: 'Synced', lastAppliedRevision: second });
     expect(byKey.get('CoreModel/retail')?.phase).toBe('Pruned');
     expect(t2.source.recordedRevision).toBe(second);
+  });
+
+  it('a restart whose recorded revision the clone lacks (history rewritten, clone lost): a full relist, no authors asked', async () => {
+    const t1 = await start();
+    const first = remote.remoteHead();
+    await t1.stop();
+    runtimes.splice(runtimes.indexOf(t1), 1);
+    // The branch is replaced by an unrelated history and the working clone is gone: nothing has the recorded commit.
+    git(remote.work, 'checkout', '--quiet', '--orphan', 'rewritten');
+    remote.write('manifests/core-models/new.yaml', coreModel('new'));
+    git(remote.work, 'add', '--all');
+    git(remote.work, 'commit', '--quiet', '-m', 'rewritten history');
+    git(remote.work, 'push', '--quiet', '--force', 'origin', 'HEAD:refs/heads/main');
+    const second = remote.head();
+    rmSync(join(t1.dir, 'data', 'git'), { recursive: true, force: true });
+
+    const t2 = await makeGitRuntime({ url: remote.url, dir: t1.dir });
+    runtimes.push(t2);
+    expect(t2.source.lastSync).toMatchObject({ mode: 'full', from: first, to: second, removed: [] });
+    expect(t2.source.lastSync?.changed).toContain('core-models/new.yaml');
+    expect(t2.rt.reconciler.status.get('CoreModel/new')).toMatchObject({ phase: 'Synced', lastAppliedRevision: second });
   });
 
   it('a restart with nothing new applies nothing', async () => {
