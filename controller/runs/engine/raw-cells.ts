@@ -1,6 +1,6 @@
 import type { Row } from '../types.ts';
 import { textForm, textParser } from './connections.ts';
-import { type ColumnKind, type Family, fits, kindOf } from './load/columns.ts';
+import { ANY_VALUE, type ColumnKind, type Family, type Settled, fits, kindOf } from './load/columns.ts';
 import { unescapeCopyText } from './sources/copy-rows.ts';
 
 const INT2 = 21;
@@ -23,6 +23,15 @@ function integerDigits(text: string): number {
   }
   return i === start ? Infinity : i - start;
 }
+
+// COPY writes dates as YYYY-MM-DD (ISO DateStyle): each one a date at UTC midnight
+const isoDay = (text: string): boolean => text.length === 10 && text.charCodeAt(4) === 45 && text.charCodeAt(7) === 45;
+// a numeric of at most 9 integer digits (PostgreSQL writes no exponent) is a double precision value
+const shortNumeric = (text: string): boolean => text.length <= 15 && integerDigits(text) <= 9;
+const isText: Settled = (v) => typeof v === 'string';
+const isIsoDay: Settled = (v) => typeof v === 'string' && isoDay(v);
+const isShortNumeric: Settled = (v) => typeof v === 'string' && shortNumeric(v);
+const noValue: Settled = () => false;
 
 /**
  * Cells no step reads, passed from a PostgreSQL source to the COPY of a load as the COPY text
@@ -77,9 +86,8 @@ export class RawCells {
    */
   static kindOf(oid: number, text: string, current?: ColumnKind): ColumnKind {
     if (oid === INT2 || oid === INT4) return 'integer';
-    // COPY writes dates as YYYY-MM-DD (ISO DateStyle): each one a date at UTC midnight
-    if (oid === DATE && text.length === 10 && text.charCodeAt(4) === 45 && text.charCodeAt(7) === 45) return 'date';
-    if (oid === NUMERIC && current === 'double precision' && text.length <= 15 && integerDigits(text) <= 9) return current;
+    if (oid === DATE && isoDay(text)) return 'date';
+    if (oid === NUMERIC && current === 'double precision' && shortNumeric(text)) return current;
     if (textForm(oid) === 'text') return 'text';
     return kindOf(RawCells.parse(oid, text));
   }
@@ -88,6 +96,25 @@ export class RawCells {
   static fits(oid: number, text: string, family: Family): boolean {
     if ((oid === INT2 || oid === INT4) && (family === 'integer' || family === 'number')) return true;
     return fits(RawCells.parse(oid, text), family);
+  }
+
+  /**
+   * The quick test of the load's schema check (load/columns.ts) for a field of raw cells of type
+   * `oid` in a created column of kind `kind`: the cells `kindOf` answers `kind` for without a parse.
+   */
+  static settledKind(oid: number, kind: ColumnKind): Settled {
+    if (kind === 'text') return ANY_VALUE;
+    if ((oid === INT2 || oid === INT4) && kind === 'integer') return isText;
+    if (oid === DATE && kind === 'date') return isIsoDay;
+    if (oid === NUMERIC && kind === 'double precision') return isShortNumeric;
+    return noValue;
+  }
+
+  /** The same for an existing column of that family: the cells `fits` accepts without a parse. */
+  static settledFamily(oid: number, family: Family): Settled {
+    if (family === 'text' || family === 'json' || family === 'other') return ANY_VALUE;
+    if ((oid === INT2 || oid === INT4) && (family === 'integer' || family === 'number')) return isText;
+    return noValue;
   }
 
   /** A copy of `row` with its raw cells parsed (a rejected row as the steps would have seen it). */

@@ -77,17 +77,70 @@ export function fits(value: unknown, family: Family): boolean {
 }
 
 /**
- * One pass over a batch for the load's schema check, compiled per column list (each field read with
- * a constant key): `look(i, v)` gets every non-null value of a column not `open[i]`, `extraRow(row)`
- * every row with fields beyond the columns, both in row order. Names enter the code only as JSON
- * string literals.
+ * A quick test of a non-null value: true when it cannot change its column — a created column keeps
+ * its kind, a value fits an existing column — so the schema check need not look at it. False says
+ * nothing (the check looks).
  */
-export type RowScan = (rows: Row[], open: boolean[], look: (i: number, v: unknown) => void, extraRow: (row: Row) => void) => void;
+export type Settled = (v: unknown) => boolean;
+
+/** Every value: a text column of a created table (it cannot widen further), a text/json/other column of an existing one. */
+export const ANY_VALUE: Settled = () => true;
+const NO_VALUE: Settled = () => false;
+const isInt4: Settled = (v) => typeof v === 'number' && Number.isInteger(v) && Math.abs(v) <= INT4;
+const isFraction: Settled = (v) => typeof v === 'number' && !Number.isInteger(v);
+const isMidnight: Settled = (v) => v instanceof Date && v.getTime() % 86_400_000 === 0;
+const isWhole: Settled = (v) => typeof v === 'number' && Number.isInteger(v);
+const isNumber: Settled = (v) => typeof v === 'number';
+const isBoolean: Settled = (v) => typeof v === 'boolean';
+const isTemporal: Settled = (v) => v instanceof Date || typeof v === 'string';
+
+/** Values whose kindOf is `kind` (a subset, tested quickly): a created column of that kind keeps it. */
+export function settledKind(kind: ColumnKind): Settled {
+  switch (kind) {
+    case 'text':
+      return ANY_VALUE;
+    case 'integer':
+      return isInt4;
+    case 'double precision':
+      return isFraction;
+    case 'date':
+      return isMidnight;
+    default:
+      return NO_VALUE;
+  }
+}
+
+/** Values that fit an existing column of that family (a subset of what `fits` accepts, tested quickly). */
+export function settledFamily(family: Family): Settled {
+  switch (family) {
+    case 'text':
+    case 'json':
+    case 'other':
+      return ANY_VALUE;
+    case 'integer':
+      return isWhole;
+    case 'number':
+      return isNumber;
+    case 'boolean':
+      return isBoolean;
+    case 'temporal':
+      return isTemporal;
+  }
+}
+
+/**
+ * One pass over a batch for the load's schema check, compiled per column list (each field read with
+ * a constant key): `look(i, v)` gets every non-null value of column i that `settled[i]` does not
+ * pass, `extraRow(row)` every row with fields beyond the columns, both in row order (`look` may
+ * replace `settled[i]`; later values are tested with the new one). Names enter the code only as
+ * JSON string literals.
+ */
+export type RowScan = (rows: Row[], settled: Settled[], look: (i: number, v: unknown) => void, extraRow: (row: Row) => void) => void;
 
 export function compileRowScan(names: string[]): RowScan {
   const cells = names.map((name, i) => `v = row[${JSON.stringify(name)}];
-      if (v !== undefined) { present++; if (v !== null && !open[${i}]) look(${i}, v); }`);
-  const body = `return function scan(rows, open, look, extraRow) {
+      if (v !== undefined) { present++; if (v !== null && !settled[${i}](v)) look(${i}, v); }`);
+  const body = `return function scan(rows, settled, look, extraRow) {
     for (let r = 0; r < rows.length; r++) {
       const row = rows[r];
       let present = 0, fields = 0, v;

@@ -23,17 +23,18 @@ const PG_CODE = 0;
 const PG_MESSAGE = 2;
 
 /**
- * pg-copy-streams' message loop, one pass over each socket chunk: the CopyData payloads are copied
- * next to each other into one buffer, pushed once per chunk — instead of a slice,
- * a list entry and a concatenation per row (PostgreSQL sends one CopyData message per row). Same
- * states, same hand-back to pg on an ErrorResponse and after CopyDone (`_detach`).
+ * pg-copy-streams' message loop, one pass over each socket chunk: the CopyData payloads are moved
+ * next to each other at the start of the chunk itself (`copyWithin`: no buffer, view or copy per
+ * row), which is pushed once — instead of a slice, a list entry and a concatenation per row
+ * (PostgreSQL sends one CopyData message per row). A payload only ever moves into bytes already
+ * parsed (each message's 5-byte header is dropped), so the bytes after `pos` — what may go back to
+ * pg — are never written. Same states, same hand-back to pg on an ErrorResponse and after CopyDone
+ * (`_detach`).
  */
 function parseChunk(this: CopyToInternals, chunk: Buffer): boolean | undefined {
   const pending = this._buffer as NonNullable<CopyToInternals['_buffer']>;
   const buf = pending.size > 0 ? Buffer.concat([pending.take(pending.size), chunk]) : chunk;
   const n = buf.length;
-  // Payloads are copied out (the chunk itself is left as it is: its remainder may go back to pg).
-  const rows = Buffer.allocUnsafe(n);
   let pos = 0;
   let out = 0;
   let done = false;
@@ -41,7 +42,7 @@ function parseChunk(this: CopyToInternals, chunk: Buffer): boolean | undefined {
     if (this._state === PG_MESSAGE) {
       const take = Math.min(n - pos, this._unreadMessageContentLength);
       if (this._code === COPY_DATA && take > 0) {
-        buf.copy(rows, out, pos, pos + take);
+        if (out !== pos) buf.copyWithin(out, pos, pos + take);
         out += take;
       }
       pos += take;
@@ -67,7 +68,7 @@ function parseChunk(this: CopyToInternals, chunk: Buffer): boolean | undefined {
     pos += 5;
   }
   if (pos < n) pending.push(buf.subarray(pos));
-  const drained = out > 0 ? this.push(rows.subarray(0, out)) : true;
+  const drained = out > 0 ? this.push(buf.subarray(0, out)) : true;
   if (done) {
     this._detach();
     this.push(null);

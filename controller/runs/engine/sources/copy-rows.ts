@@ -29,14 +29,19 @@ export const unescapeCopyText = (s: string): string => s.replace(ESCAPE, (_, c: 
 export function compileRowDecoder(names: string[], oids: number[], raw: readonly boolean[] = []): RowDecoder {
   const parsers = oids.map(textParser);
   if (names.length === 0 || names.includes('__proto__')) return genericDecoder(names, parsers, raw);
+  // \N and escapes both start with a backslash: a cell before the next backslash of the text is its own value.
+  const seekBackslash = `if (bs < from) { bs = text.indexOf('\\\\', from); if (bs === -1) bs = length; }`;
   const cells = names.map((_, i) => {
     const end = i === names.length - 1 ? `text.indexOf('\\n', from)` : `text.indexOf('\\t', from)`;
     // A cell no step reads (runs/engine/raw-cells.ts): its COPY text as it is, escapes kept; `\N` is null.
-    if (raw[i]) return `end = ${end}; cell = text.slice(from, end); c${i} = cell === '\\\\N' ? null : cell; from = end + 1;`;
+    if (raw[i]) return `end = ${end}; cell = text.slice(from, end); ${seekBackslash} c${i} = bs < end && cell === '\\\\N' ? null : cell; from = end + 1;`;
     const form = textForm(oids[i] as number);
+    const value = form === 'text' ? 'cell' : `p${i}(cell)`;
     const generic = `cell = text.slice(from, end);
-      if (cell === '\\\\N') c${i} = null;
-      else { if (cell.indexOf('\\\\') !== -1) cell = unescape(cell); c${i} = ${form === 'text' ? 'cell' : `p${i}(cell)`}; }`;
+      ${seekBackslash}
+      if (bs >= end) c${i} = ${value};
+      else if (cell === '\\\\N') c${i} = null;
+      else { if (cell.indexOf('\\\\') !== -1) cell = unescape(cell); c${i} = ${value}; }`;
     if (form === 'int') {
       return `end = ${end};
       c${i} = intAt(text, from, end);
@@ -55,6 +60,7 @@ export function compileRowDecoder(names: string[], oids: number[], raw: readonly
   const body = `${parsers.map((_, i) => `const p${i} = parsers[${i}];`).join('\n')}
   return function decode(text, pos, out, max) {
     const length = text.length;
+    let bs = -1;
     while (pos < length && out.length < max) {
       let from = pos, end, cell, ms, ${names.map((_, i) => `c${i}`).join(', ')};
       ${cells.join('\n      ')}

@@ -1,35 +1,45 @@
-/** Value conversions of transform rules: each answers the new value, or a problem sentence. */
-export type Converted = { ok: true; value: unknown } | { ok: false; problem: string };
+/**
+ * Value conversions of transform rules: each answers the new value, or a Refusal naming the
+ * problem. Refusals are made once per sentence (nothing is allocated for a value that converts).
+ */
+export class Refusal {
+  constructor(readonly problem: string) {}
+}
 
-const ok = (value: unknown): Converted => ({ ok: true, value });
-const no = (problem: string): Converted => ({ ok: false, problem });
+const refusals = new Map<string, Refusal>();
+/** The one Refusal of this sentence. */
+function no(problem: string): Refusal {
+  let r = refusals.get(problem);
+  if (r === undefined) refusals.set(problem, (r = new Refusal(problem)));
+  return r;
+}
 
 const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
-export function toInteger(v: unknown): Converted {
-  if (typeof v === 'number') return Number.isInteger(v) ? ok(v) : no('is not a whole number');
-  if (typeof v === 'bigint') return ok(v);
+export function toInteger(v: unknown): unknown {
+  if (typeof v === 'number') return Number.isInteger(v) ? v : no('is not a whole number');
+  if (typeof v === 'bigint') return v;
   if (typeof v === 'string') {
     const s = v.trim();
-    if (s === '') return ok(null);
+    if (s === '') return null;
     // "12.0" is a whole number written as a decimal: it converts; "12.5" does not (no silent rounding).
     const whole = /^([+-]?\d+)(\.0*)?$/.exec(s);
     if (!whole) return no('does not convert to an integer');
     const n = Number(whole[1]);
-    return ok(Number.isSafeInteger(n) ? n : BigInt(whole[1] as string));
+    return Number.isSafeInteger(n) ? n : BigInt(whole[1] as string);
   }
   return no('does not convert to an integer');
 }
 
-export function toDecimal(v: unknown): Converted {
-  if (typeof v === 'number') return Number.isFinite(v) ? ok(v) : no('is not a finite number');
-  if (typeof v === 'bigint') return ok(v);
+export function toDecimal(v: unknown): unknown {
+  if (typeof v === 'number') return Number.isFinite(v) ? v : no('is not a finite number');
+  if (typeof v === 'bigint') return v;
   if (typeof v === 'string') {
     const s = v.trim();
-    if (s === '') return ok(null);
+    if (s === '') return null;
     if (!DECIMAL.test(s)) return no('does not convert to a decimal');
     const n = Number(s);
-    return Number.isFinite(n) ? ok(n) : no('is out of range for a decimal');
+    return Number.isFinite(n) ? n : no('is out of range for a decimal');
   }
   return no('does not convert to a decimal');
 }
@@ -50,15 +60,15 @@ function realDate(y: number, mo: number, d: number): boolean {
 }
 
 /** A date (`YYYY-MM-DD` → UTC midnight) or a date-time (no offset → UTC); a Date passes. */
-export function toDate(v: unknown): Converted {
-  if (v instanceof Date) return Number.isNaN(v.getTime()) ? no('is not a valid date') : ok(v);
+export function toDate(v: unknown): unknown {
+  if (v instanceof Date) return Number.isNaN(v.getTime()) ? no('is not a valid date') : v;
   if (typeof v !== 'string') return no('does not convert to a date');
   const s = v.trim();
-  if (s === '') return ok(null);
+  if (s === '') return null;
   const d = DATE.exec(s);
   if (d) {
     const [y, mo, day] = [Number(d[1]), Number(d[2]), Number(d[3])];
-    return realDate(y, mo, day) ? ok(new Date(Date.UTC(y, mo - 1, day))) : no('is not a real calendar date');
+    return realDate(y, mo, day) ? new Date(Date.UTC(y, mo - 1, day)) : no('is not a real calendar date');
   }
   const t = DATETIME.exec(s);
   if (!t) return no('does not convert to a date (ISO 8601 expected)');
@@ -69,7 +79,7 @@ export function toDate(v: unknown): Converted {
     !offset || offset === 'Z' ? 'Z' : offset.includes(':') ? offset : `${offset.slice(0, 3)}:${offset.slice(3)}`
   }`;
   const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? no('does not convert to a date') : ok(date);
+  return Number.isNaN(date.getTime()) ? no('does not convert to a date') : date;
 }
 
 /** Left-pads with `padChar` to `length`, or keeps the first `length` characters. */

@@ -66,6 +66,34 @@ function compileRule(r: RuleSpec, i: number): Rule {
   }
 }
 
+/** Every failing rule's reason for a row; NONE (never written to) when it passes. */
+type RowChecks = (row: Row) => string[];
+
+/**
+ * The rules of one step as one function, compiled once: each field is read with a constant key (a
+ * monomorphic property access instead of a keyed lookup per rule and row), every rule checked in
+ * order. Field names enter the generated code only as JSON string literals.
+ */
+function compileRowChecks(rules: Rule[]): RowChecks {
+  const reason = (i: number, value: unknown, problem: string): string => {
+    const rule = rules[i] as Rule;
+    return `${rule.name}: ${rule.field} = ${show(value)} ${problem}`;
+  };
+  const steps = rules.map((r, i) => {
+    const check = `problem = check${i}(v);
+      if (problem !== undefined) (reasons ??= []).push(reason(${i}, v, problem));`;
+    return `v = row[${JSON.stringify(r.field)}];
+    ${r.seesNull ? check : `if (v !== null && v !== undefined) { ${check} }`}`;
+  });
+  const body = `${rules.map((_, i) => `const check${i} = rules[${i}].check;`).join('\n')}
+  return function checkRow(row) {
+    let v, problem, reasons;
+    ${steps.join('\n    ')}
+    return reasons === undefined ? NONE : reasons;
+  };`;
+  return new Function('rules', 'reason', 'NONE', body)(rules, reason, NONE) as RowChecks;
+}
+
 /**
  * validate: every rule is checked on every row; a row failing any is rejected with every failing
  * reason. Only `not_null` looks at null/absent values: the other rules pass them (as SQL checks do).
@@ -73,9 +101,11 @@ function compileRule(r: RuleSpec, i: number): Rule {
  */
 export class ValidateStep implements StepRunner {
   readonly #rules: Rule[];
+  readonly #check: RowChecks;
 
   constructor(config: Record<string, unknown>) {
     this.#rules = rulesOf(config).map(compileRule);
+    this.#check = compileRowChecks(this.#rules);
   }
 
   /** Every field this step reads. */
@@ -85,24 +115,17 @@ export class ValidateStep implements StepRunner {
 
   /** Every failing rule's reason; the same empty array (no allocation) when the row passes. */
   reasons(row: Row): string[] {
-    let reasons: string[] | undefined;
-    const rules = this.#rules;
-    for (let i = 0; i < rules.length; i++) {
-      const rule = rules[i] as Rule;
-      const value = row[rule.field];
-      if (!rule.seesNull && (value === null || value === undefined)) continue;
-      const problem = rule.check(value);
-      if (problem !== undefined) (reasons ??= []).push(`${rule.name}: ${rule.field} = ${show(value)} ${problem}`);
-    }
-    return reasons ?? NONE;
+    return this.#check(row);
   }
 
   async *run(input: AsyncIterable<Batch>, ctx: StepContext): AsyncIterable<Batch> {
+    const check = this.#check;
     for await (const batch of input) {
       const out: Batch = [];
-      for (const row of batch) {
-        const reasons = this.reasons(row);
-        if (reasons.length > 0) ctx.reject(row, reasons);
+      for (let i = 0; i < batch.length; i++) {
+        const row = batch[i] as Row;
+        const reasons = check(row);
+        if (reasons !== NONE) ctx.reject(row, reasons);
         else out.push(row);
       }
       yield out;

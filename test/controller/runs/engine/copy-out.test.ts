@@ -10,8 +10,13 @@ const message = (code: string, payload: Buffer | string): Buffer => {
   return Buffer.concat([head, body]);
 };
 
-/** What a copy-out stream pushes, and what pg reads after it (bytes handed back + later chunks), fed `wire` cut at `cuts`. */
-async function feed(stream: ReturnType<typeof copyTo>, wire: Buffer, cuts: number[]): Promise<{ data: string; ended: boolean; handedBack: string | undefined }> {
+/**
+ * What a copy-out stream pushes, and what pg reads after it (bytes handed back + later chunks), fed
+ * a copy of `wire` cut at `cuts` (the parser moves payloads within the chunks it is given: the
+ * bytes pg reads afterwards are read from the same copy, so they must be untouched).
+ */
+async function feed(stream: ReturnType<typeof copyTo>, original: Buffer, cuts: number[]): Promise<{ data: string; ended: boolean; handedBack: string | undefined }> {
+  const wire = Buffer.from(original);
   const q = stream as unknown as { _parse(b: Buffer): unknown; _detach(): void; _buffer: { size: number; take(n: number): Buffer } };
   let handedBack: string | undefined;
   let detached = false;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { textParser } from '../../../../controller/runs/engine/connections.ts';
 import { compileBatchEncoder, isoDay } from '../../../../controller/runs/engine/load/copy-text.ts';
-import { compileRowDecoder, wholeLines } from '../../../../controller/runs/engine/sources/copy-rows.ts';
+import { compileRowDecoder, unescapeCopyText, wholeLines } from '../../../../controller/runs/engine/sources/copy-rows.ts';
 import type { Row } from '../../../../controller/runs/types.ts';
 
 // PostgreSQL type OIDs: int4, text, numeric, timestamp, date, bool, jsonb, int8, varchar
@@ -67,6 +67,27 @@ describe('COPY text decoding (source rows)', () => {
     ]);
     const parse = (oid: number, v: string): unknown => (v === '\\N' ? null : textParser(oid)(v));
     expect(rows).toEqual(cells.map((c, i) => ({ n: parse(OIDS.int4, c), d: parse(OIDS.date, dates[i % dates.length] as string) })));
+  });
+
+  it('answers what cell-by-cell decoding answers wherever \\N and escapes stand in a line (raw cells keep their text)', () => {
+    const names = ['i', 't', 'r', 'd', 'n', 'last'];
+    const oids = [OIDS.int4, OIDS.text, OIDS.text, OIDS.date, OIDS.numeric, OIDS.varchar];
+    const raw = [false, false, true, false, false, true];
+    const cells = ['\\N', '', 'x', 'a\\tb', '\\\\N', 'ü\\\\', '12', '2026-01-02', '1.50', 'plain text of some length', '\\n'];
+    // every cell value in every column, next to lines without a backslash
+    const lines: string[][] = [];
+    for (let k = 0; k < cells.length * names.length; k++) lines.push(names.map((_, c) => (cells[(k + c * (k % 3)) % cells.length] as string)), names.map(() => '7'));
+    const text = lines.map((l) => `${l.join('\t')}\n`).join('');
+    const reference = lines.map((l) =>
+      Object.fromEntries(l.map((cell, c) => [names[c], cell === '\\N' ? null : raw[c] ? cell : textParser(oids[c] as number)(unescapeCopyText(cell))])),
+    );
+    const decode = compileRowDecoder(names, oids, raw);
+    for (const max of [1, 7, 1000]) {
+      const out: Row[] = [];
+      let pos = 0;
+      while (pos < text.length) pos = decode(text, pos, out, out.length + max);
+      expect(out).toEqual(reference);
+    }
   });
 
   it('stops at max rows and resumes where it stopped; every row has the columns in order', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { kindOf, widen } from '../../../../controller/runs/engine/load/columns.ts';
+import { type ColumnKind, type Family, fits, kindOf, settledFamily, settledKind, widen } from '../../../../controller/runs/engine/load/columns.ts';
 import { compileBatchEncoder, encoderFor } from '../../../../controller/runs/engine/load/copy-text.ts';
 
 describe('COPY text encoding', () => {
@@ -35,6 +35,29 @@ describe('COPY text encoding', () => {
     expect(encode(rows, nonNull).toString('utf8')).toBe(`${expected}\n`);
     expect(encode(rows.slice(0, 2), nonNull).toString('utf8')).toBe(`${expected.split('\n').slice(0, 2).join('\n')}\n`);
     expect(encode([], nonNull).length).toBe(0);
+  });
+
+  it('strings of every length around the one-call write, ASCII or not: text columns escaped, raw columns as they are, other types through their encoder', () => {
+    const strings: string[] = [];
+    for (const n of [0, 1, 12, 13, 23, 24, 25, 26, 40, 300]) for (const tail of ['', 'ü', '\\', '\t', '😀', '\r\n']) strings.push(`${'abcdefghij'.repeat(30).slice(0, n)}${tail}`);
+    const types = ['text', 'text', 'jsonb', 'date', 'integer'];
+    const rows = strings.map((s, i) => ({ t: s, r: s, j: s, d: s, n: i % 2 === 0 ? s : 1.25 }));
+    const encoders = types.map(encoderFor);
+    const expected = rows.map((row) => [encoders[0]?.(row.t), row.r, encoders[2]?.(row.j), encoders[3]?.(row.d), encoders[4]?.(row.n)].join('\t'));
+    const encode = compileBatchEncoder(['t', 'r', 'j', 'd', 'n'], types, [undefined, 'pass']);
+    expect(encode(rows, new Float64Array(5)).toString('utf8')).toBe(`${expected.join('\n')}\n`);
+  });
+
+  it('the schema check\'s quick tests pass only values that keep a created column\'s kind or fit an existing column', () => {
+    const values: unknown[] = [0, -0, 1, -1, 2147483647, -2147483647, -2147483648, 2147483648, 2 ** 53, 1.5, -0.25, Number.NaN, Number.POSITIVE_INFINITY, 5n, true, 'x', '12', '', new Date('2026-01-02T00:00:00Z'), new Date('2026-01-02T00:00:01Z'), new Date(-86_400_000), new Date(Number.NaN), { a: 1 }, [1]];
+    const kinds: ColumnKind[] = ['unknown', 'boolean', 'integer', 'bigint', 'double precision', 'numeric', 'date', 'timestamptz', 'jsonb', 'text'];
+    const families: Family[] = ['number', 'integer', 'boolean', 'temporal', 'json', 'text', 'other'];
+    for (const v of values) {
+      for (const k of kinds) if (settledKind(k)(v)) expect([k, v, widen(k, kindOf(v))]).toEqual([k, v, k]);
+      for (const f of families) if (settledFamily(f)(v)) expect([f, v, fits(v, f)]).toEqual([f, v, true]);
+    }
+    // and they do pass the usual values (else they would save nothing)
+    expect([settledKind('integer')(7), settledKind('double precision')(0.5), settledKind('date')(values[18]), settledFamily('number')(7)]).toEqual([true, true, true, true]);
   });
 
   it('numbers are written as String(v) writes them: integers, amounts of two decimals (digit by digit) and every other double', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fieldsTouched } from '../../../../controller/runs/engine/engine.ts';
-import { kindOf, widen } from '../../../../controller/runs/engine/load/columns.ts';
+import { type ColumnKind, type Family, kindOf, widen } from '../../../../controller/runs/engine/load/columns.ts';
 import { compileBatchEncoder } from '../../../../controller/runs/engine/load/copy-text.ts';
 import { RawCells } from '../../../../controller/runs/engine/raw-cells.ts';
 import { compileRowDecoder } from '../../../../controller/runs/engine/sources/copy-rows.ts';
@@ -73,6 +73,19 @@ describe('raw cells: a PostgreSQL source\'s COPY text passed to the load untouch
 });
 
 describe('raw cells: the kind of a cell without parsing it', () => {
+  it('the quick tests of the schema check pass only cells that keep a created column\'s kind or fit an existing column', () => {
+    const cells = ['0', '-5', '12.50', '123456789.5', '1234567890.5', '1e5', '2026-01-02', '2026-1-2', 'infinity', 'x', '', '\\N', '9999999999'];
+    const kinds: ColumnKind[] = ['integer', 'bigint', 'double precision', 'numeric', 'date', 'timestamptz', 'text'];
+    const families: Family[] = ['number', 'integer', 'temporal', 'text', 'json', 'boolean'];
+    for (const oid of [INT4, 21, NUMERIC, DATE, TEXT]) {
+      for (const cell of cells) {
+        for (const k of kinds) if (RawCells.settledKind(oid, k)(cell)) expect([oid, cell, k, widen(k, RawCells.kindOf(oid, cell, k))]).toEqual([oid, cell, k, k]);
+        for (const f of families) if (RawCells.settledFamily(oid, f)(cell)) expect([oid, cell, f, RawCells.fits(oid, cell, f)]).toEqual([oid, cell, f, true]);
+      }
+    }
+    expect([RawCells.settledKind(INT4, 'integer')('7'), RawCells.settledKind(NUMERIC, 'double precision')('12.50'), RawCells.settledKind(DATE, 'date')('2026-01-02')]).toEqual([true, true, true]);
+  });
+
   it('gives the kind the parsed value would widen the column to', () => {
     for (const text of ['12.50', '-0.01', '123456789.5', '5', '999999999', '1234567890', '12345678901234567', 'NaN', 'Infinity', '-']) {
       const parsed = RawCells.kindOf(NUMERIC, text);

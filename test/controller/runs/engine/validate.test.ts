@@ -59,4 +59,24 @@ describe('validate step', () => {
     // linear: a long near-miss answers at once
     expect(step.reasons({ e: `${'a'.repeat(100_000)}@${'b'.repeat(100_000)}` })).toHaveLength(1);
   });
+  it('the compiled checks answer what checking rule by rule answers, for null, absent and odd values', () => {
+    const rules = [
+      { field: 'id', rule: 'not_null' },
+      { field: 'email', rule: 'email' },
+      { field: 'n', rule: 'range', params: { min: 0, max: 10 } },
+      { field: 'n', rule: 'not_null' },
+      { field: 'code', rule: 'regex', params: { pattern: '^a' } },
+      { field: '__proto__', rule: 'max_length', params: { length: 2 } },
+    ];
+    const step = new ValidateStep({ rules });
+    // each rule alone: the reasons of a row are theirs, in rule order
+    const single = rules.map((r) => new ValidateStep({ rules: [r] }));
+    const values: unknown[] = [null, undefined, '', 'a@b.co', 'a b@c.d', 'abc', 5, 11, -0, Number.NaN, ' 7 ', 2n, new Date(0), { a: 1 }, [1]];
+    for (let i = 0; i < values.length ** 2; i++) {
+      const at = (k: number): unknown => values[(i * (k + 2) + Math.floor(i / values.length)) % values.length];
+      const row: Record<string, unknown> = { id: at(0), email: at(1), n: at(2), code: at(3) };
+      Object.defineProperty(row, '__proto__', { value: at(4), enumerable: true, writable: true, configurable: true });
+      expect(step.reasons(row)).toEqual(single.flatMap((s) => s.reasons(row)));
+    }
+  });
 });
