@@ -48,8 +48,12 @@ import { pruneAudit } from './audit/log.ts';
 /** How often offboarded clients are checked for a passed retention (`client.purge_due`). */
 const PURGE_DUE_CHECK_MS = 3_600_000;
 
-/** Longest a git-mode batch waits for the rest of a burst of writes (see GitWriterOptions.gather). */
-const GATHER_MS = 5;
+/**
+ * Longest a git-mode batch waits for the rest of a burst of writes (see GitWriterOptions.gather):
+ * long enough for the callers a push answered to come back (their reconcile and a round trip,
+ * 30–80 ms under load for 10–40 writes), short beside a push (docs/benchmarks.md, third pass).
+ */
+const GATHER_MS = 50;
 
 export interface RuntimeOptions {
   config: Config;

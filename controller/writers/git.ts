@@ -22,7 +22,8 @@ export interface GitWriterOptions {
   /** Pushes tried per batch. */
   attempts?: number;
   /**
-   * Group commit: when fewer writes are queued than the last batch held, the next batch waits up
+   * Group commit: when fewer writes are queued than are expected back (as many as the last batch
+   * held; right after a push, its writes besides those already queued), the next batch waits up
    * to `maxMs` (ended early once as many are queued) for the rest of a burst, whose callers are
    * still on their way back, instead of going alone and leaving them a whole batch behind.
    */
@@ -65,8 +66,9 @@ export class GitWriter implements ManifestWriter {
   #lastBatch = 0;
   /** Staging ref of the batch being built: a batch built ahead never shares one with the batch pushed. */
   #slot = 0;
-  /** Ends a gathering wait early (enough writes queued). */
+  /** Ends a gathering wait early (`#expected` writes queued). */
   #gathered: (() => void) | undefined;
+  #expected = 0;
   /**
    * Moving the clone onto pushed commits (`reset --keep`) is off the writes' path: a batch is
    * answered once pushed and the next one pushes meanwhile. `#landed` holds each path pushed and
@@ -129,7 +131,7 @@ export class GitWriter implements ManifestWriter {
     const repoPath = this.#repoPath(relPath);
     return new Promise<WriteResult>((resolve, reject) => {
       this.#pending.push({ relPath, abs, repoPath, content, opts, resolve, reject });
-      if (this.#pending.length >= this.#lastBatch) this.#gathered?.();
+      if (this.#pending.length >= this.#expected) this.#gathered?.();
       this.#drain();
     });
   }
@@ -165,18 +167,24 @@ export class GitWriter implements ManifestWriter {
 
   async #batches(): Promise<void> {
     let prepared: Prepared | undefined;
+    /** Writes of the batch this run pushed last (answered: their callers may be on their way back). */
+    let answered = 0;
+    /** Those and the writes already queued when they were answered: how many the next batch expects. */
+    let expected = 0;
     while (prepared || this.#pending.length > 0) {
       let current = prepared;
       if (!current) {
-        await this.#gather();
+        await this.#gather(expected);
         const { writes, slot } = this.#take();
         current = await this.#prepareOnHead(writes, slot);
       }
       prepared = undefined;
       if (!current) continue;
       const pushed = this.#publish(current);
-      const ahead = await this.#prepareAhead(current, pushed);
+      const ahead = await this.#prepareAhead(current, pushed, answered);
       const outcome = await pushed;
+      answered = current.writes.length;
+      expected = answered + outcome.queued;
       if (ahead && (!outcome.ok || outcome.tip !== current.tip)) prepared = await this.#prepareOnHead(ahead.writes, ahead.slot);
       else prepared = ahead;
     }
@@ -190,27 +198,39 @@ export class GitWriter implements ManifestWriter {
     return { writes, slot: this.#slot };
   }
 
-  async #gather(): Promise<void> {
+  /**
+   * Waits (up to `maxMs`) for as many writes as the last batch held or, right after a push, as
+   * it answered and were queued besides when it answered (`afterPush`): writers that would
+   * alternate in two half batches, each paying a whole push, are joined into one batch.
+   */
+  async #gather(afterPush: number): Promise<void> {
     const gather = this.#o.gather;
-    if (!gather || gather.maxMs <= 0 || this.#pending.length >= this.#lastBatch) return;
-    await Promise.race([gather.wait(gather.maxMs), new Promise<void>((resolve) => (this.#gathered = resolve))]);
+    const expected = Math.max(this.#lastBatch, afterPush);
+    if (!gather || gather.maxMs <= 0 || this.#pending.length >= expected) return;
+    await this.#until(expected, gather.wait(gather.maxMs));
+  }
+
+  /** Resolves once `expected` writes are queued or `other` settles. */
+  async #until(expected: number, other: Promise<unknown>): Promise<void> {
+    this.#expected = expected;
+    await Promise.race([other, new Promise<void>((resolve) => (this.#gathered = resolve))]);
     this.#gathered = undefined;
   }
 
   /**
-   * While `current` is pushed: once as many writes are queued as the last batch held, builds
-   * them on top of it. Undefined when the push ended first (the loop then builds them as usual).
+   * While `current` is pushed: once as many writes are queued as it and the batch this run pushed
+   * before it (`before`) held, builds them on top of it. Undefined when the push ended first (the
+   * loop then gathers and builds them as usual): the writes of the batch before, back while
+   * `current` is pushed, wait for its writes to join them instead of paying a push of their own.
    */
-  async #prepareAhead(current: Prepared, pushed: Promise<unknown>): Promise<Prepared | undefined> {
+  async #prepareAhead(current: Prepared, pushed: Promise<unknown>, before: number): Promise<Prepared | undefined> {
     if (current.commits.length === 0) return undefined;
     let done = false;
     const settled = pushed.then(() => {
       done = true;
     });
-    if (this.#pending.length < Math.max(1, this.#lastBatch)) {
-      await Promise.race([settled, new Promise<void>((resolve) => (this.#gathered = resolve))]);
-      this.#gathered = undefined;
-    }
+    const expected = Math.max(1, this.#lastBatch + before);
+    if (this.#pending.length < expected) await this.#until(expected, settled);
     if (done || this.#pending.length === 0) return undefined;
     const view = (w: PendingWrite) => (current.after.has(w.repoPath) ? Promise.resolve(current.after.get(w.repoPath) ?? null) : this.#atHead(w));
     const { writes, slot } = this.#take();
@@ -255,14 +275,15 @@ export class GitWriter implements ManifestWriter {
 
   /**
    * Pushes a prepared batch (rebuilt on the new head when the remote moved), moves the clone
-   * onto it and answers its writes. Resolves to whether it was pushed and as which commit.
+   * onto it and answers its writes. Resolves to whether it was pushed and as which commit, and
+   * how many other writes were queued when it answered.
    */
-  async #publish(batch: Prepared): Promise<{ ok: boolean; tip: string | null }> {
+  async #publish(batch: Prepared): Promise<{ ok: boolean; tip: string | null; queued: number }> {
     const { repo } = this.#o;
     let { writes, tip, base } = batch;
     if (batch.commits.length === 0) {
       writes.forEach((w) => w.resolve({ revision: base ?? undefined }));
-      return { ok: true, tip: base };
+      return { ok: true, tip: base, queued: this.#pending.length };
     }
     let { commits } = batch;
     try {
@@ -292,13 +313,14 @@ export class GitWriter implements ManifestWriter {
       if (rebased) await this.#advancing;
       this.#log.info({ commits: commits.length, revision, rebased, message: commits.map((w) => w.opts.message).join('; ') }, 'git: pushed');
       if (rebased) this.#o.onRemoteMoved?.();
+      const queued = this.#pending.length;
       writes.forEach((w) => w.resolve({ revision }));
-      return { ok: true, tip };
+      return { ok: true, tip, queued };
     } catch (err) {
       const error = err instanceof UnavailableError ? err : new UnavailableError(`git: could not push: ${gitMessage(err)}`);
       // Nothing of the batch reached the remote: the clone's branch and working tree never moved.
       writes.forEach((w) => w.reject(error));
-      return { ok: false, tip: null };
+      return { ok: false, tip: null, queued: this.#pending.length };
     }
   }
 

@@ -33,12 +33,27 @@ describe('GitWriter: a burst of writes is committed in batches (one fast-import,
     remote.dispose();
   });
 
-  it('50 concurrent writes: 50 commits, each with its own author, message and file; a few pushes; nothing lost', async () => {
-    const pushes = vi.spyOn(GitRepo.prototype, 'push');
+  it('50 concurrent writes: 50 commits, each with its own author, message and file; the 49 queued during the first push go in one more; nothing lost', async () => {
+    // The first push is held until the other 49 writes are queued: how the writes spread in time is fixed by the test, not by the machine's load.
+    const push = GitRepo.prototype.push;
+    let reached!: () => void;
+    let release!: () => void;
+    const atPush = new Promise<void>((resolve) => (reached = resolve));
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const pushes = vi.spyOn(GitRepo.prototype, 'push').mockImplementationOnce(async function (this: GitRepo, rev?: string) {
+      reached();
+      await gate;
+      return push.call(this, rev);
+    });
     const imports = vi.spyOn(GitRepo.prototype, 'importCommits');
     const users = Array.from({ length: 50 }, (_, i) => user(i));
+    const write = (i: number) => submit(t.rt, `core-models/m${i}.yaml`, coreModel(`m${i}`, `Model ${i}`), users[i], `create core model m${i}`);
 
-    const outcomes = await Promise.all(users.map((u, i) => submit(t.rt, `core-models/m${i}.yaml`, coreModel(`m${i}`, `Model ${i}`), u, `create core model m${i}`)));
+    const first = write(0);
+    await atPush;
+    const rest = users.slice(1).map((_, i) => write(i + 1));
+    release();
+    const outcomes = await Promise.all([first, ...rest]);
 
     expect(outcomes.map((o) => o.phase)).toEqual(Array(50).fill('Synced'));
     const log = remote.log();
@@ -52,9 +67,9 @@ describe('GitWriter: a burst of writes is committed in batches (one fast-import,
     });
     // A linear history on top of the initial commit, built by a few processes, not 50.
     expect(git(remote.bare, 'rev-list', '--merges', '--count', 'main')).toBe('0');
-    // How many depends on how the writes spread in time (machine load); batching, not one push each, is the rule.
-    expect(pushes.mock.calls.length).toBeLessThan(25);
-    expect(imports.mock.calls.length).toBe(pushes.mock.calls.length);
+    // The first write alone, then the 49 queued while it was pushed: built together on top of it, one push.
+    expect(pushes.mock.calls.length).toBe(2);
+    expect(imports.mock.calls.map(([, commits]) => commits.length)).toEqual([1, 49]);
     // The clone is on the pushed head, its working tree and index clean, every file in place.
     const clone = t.source.repo.dir;
     expect(git(clone, 'rev-parse', 'HEAD')).toBe(remote.remoteHead());
@@ -279,5 +294,55 @@ describe('GitWriter: group commit', () => {
 
     expect(pushes.mock.calls.length).toBe(2);
     expect(remote.log().map((l) => l.split('|')[2])).toEqual(['write 5', 'write 4', 'write 3', 'write 2', 'write 1', 'write 0']);
+  });
+
+  it('the callers a push answered join the writes queued during it: one batch, not two halves alternating (each paying a push)', async () => {
+    remote = new Remote().init();
+    const repo = new GitRepo({ dir: join(remote.root, 'clone'), url: remote.url, branch: 'main', committer: { name: 'bot', email: 'bot@example.com' } });
+    const waits: number[] = [];
+    let gathering!: () => void;
+    const gathered = new Promise<void>((resolve) => (gathering = resolve));
+    const writer = new GitWriter({
+      repo,
+      lock: new WriterLock(),
+      root: join(remote.root, 'clone', 'manifests'),
+      path: 'manifests',
+      sleep: async () => {},
+      // The gathering timer never fires here: only the writes arriving can end the wait.
+      gather: { maxMs: 5, wait: (ms) => (waits.push(ms), gathering(), new Promise<void>(() => {})) },
+    });
+    writers.push(writer);
+    const push = GitRepo.prototype.push;
+    let reached!: () => void;
+    let release!: () => void;
+    const atPush = new Promise<void>((resolve) => (reached = resolve));
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const pushes = vi.spyOn(GitRepo.prototype, 'push').mockImplementationOnce(async function (this: GitRepo, rev?: string) {
+      reached();
+      await gate;
+      return push.call(this, rev);
+    });
+    const imports = vi.spyOn(GitRepo.prototype, 'importCommits');
+    const write = (i: number) => writer.write(`m/${i}.yaml`, `i: ${i}\n`, { actor: user(i), message: `write ${i}` });
+
+    const first = [write(0), write(1), write(2)];
+    await atPush;
+    // Two writers arrive while the first batch is pushed: fewer than it holds, so nothing is built ahead.
+    const during = [write(3), write(4)];
+    release();
+    await Promise.all(first);
+    await gathered;
+    expect(waits).toEqual([5]); // 2 queued; the 3 answered are expected back
+    // They come back one by one (a turn of the event loop apart): the batch waits for all three.
+    const back: Promise<unknown>[] = [];
+    for (const i of [5, 6, 7]) {
+      back.push(write(i));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await Promise.all([...during, ...back]);
+
+    expect(pushes.mock.calls.length).toBe(2);
+    expect(imports.mock.calls.map(([, commits]) => commits.length)).toEqual([3, 5]);
+    expect(remote.log().map((l) => l.split('|')[2])).toEqual(['write 7', 'write 6', 'write 5', 'write 4', 'write 3', 'write 2', 'write 1', 'write 0']);
   });
 });
