@@ -19,6 +19,21 @@ function submit(rt: Runtime, relPath: string, manifest: unknown, actor: Actor, m
 const user = (i: number): Actor => ({ userId: `U2026B${String(i).padStart(5, '0')}`, username: `user ${i}` });
 const author = (a: Actor) => `${a.username} <${a.userId}@users.noreply.bi-controller.local>`;
 
+/** Spies on pushes; the first one waits at a gate until `release()` (`atPush` resolves when it got there). */
+function holdFirstPush() {
+  const push = GitRepo.prototype.push;
+  let reached!: () => void;
+  let release!: () => void;
+  const atPush = new Promise<void>((resolve) => (reached = resolve));
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const pushes = vi.spyOn(GitRepo.prototype, 'push').mockImplementationOnce(async function (this: GitRepo, rev?: string) {
+    reached();
+    await gate;
+    return push.call(this, rev);
+  });
+  return { pushes, atPush, release };
+}
+
 describe('GitWriter: a burst of writes is committed in batches (one fast-import, one push each)', () => {
   let remote: Remote;
   let t: GitTestRuntime;
@@ -35,16 +50,7 @@ describe('GitWriter: a burst of writes is committed in batches (one fast-import,
 
   it('50 concurrent writes: 50 commits, each with its own author, message and file; the 49 queued during the first push go in one more; nothing lost', async () => {
     // The first push is held until the other 49 writes are queued: how the writes spread in time is fixed by the test, not by the machine's load.
-    const push = GitRepo.prototype.push;
-    let reached!: () => void;
-    let release!: () => void;
-    const atPush = new Promise<void>((resolve) => (reached = resolve));
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    const pushes = vi.spyOn(GitRepo.prototype, 'push').mockImplementationOnce(async function (this: GitRepo, rev?: string) {
-      reached();
-      await gate;
-      return push.call(this, rev);
-    });
+    const { pushes, atPush, release } = holdFirstPush();
     const imports = vi.spyOn(GitRepo.prototype, 'importCommits');
     const users = Array.from({ length: 50 }, (_, i) => user(i));
     const write = (i: number) => submit(t.rt, `core-models/m${i}.yaml`, coreModel(`m${i}`, `Model ${i}`), users[i], `create core model m${i}`);
@@ -312,16 +318,7 @@ describe('GitWriter: group commit', () => {
       gather: { maxMs: 5, wait: (ms) => (waits.push(ms), gathering(), new Promise<void>(() => {})) },
     });
     writers.push(writer);
-    const push = GitRepo.prototype.push;
-    let reached!: () => void;
-    let release!: () => void;
-    const atPush = new Promise<void>((resolve) => (reached = resolve));
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    const pushes = vi.spyOn(GitRepo.prototype, 'push').mockImplementationOnce(async function (this: GitRepo, rev?: string) {
-      reached();
-      await gate;
-      return push.call(this, rev);
-    });
+    const { pushes, atPush, release } = holdFirstPush();
     const imports = vi.spyOn(GitRepo.prototype, 'importCommits');
     const write = (i: number) => writer.write(`m/${i}.yaml`, `i: ${i}\n`, { actor: user(i), message: `write ${i}` });
 
