@@ -1,3 +1,4 @@
+import { connectionTaken } from '../kinds/connection/store.ts';
 import type { Principal } from '../auth/principal.ts';
 import { ConflictError, ForbiddenError } from '../errors.ts';
 import type { Ownership } from '../contract.ts';
@@ -28,7 +29,6 @@ export type Target =
 export type Action = 'read' | 'use' | 'onboard' | 'run' | 'admin';
 
 export const ADMIN_REQUIRED = 'Admin role required';
-export const connectionTaken = (connectionId: string): string => `Connection ${connectionId} belongs to another client`;
 
 /**
  * The one authorization module: "may principal P do action A on object O". Every route and use

@@ -24,6 +24,11 @@ export function isSourcePath(relPath: string): boolean {
   return (isManifestPath(relPath) || INPUT_FILE.test(relPath)) && !relPath.split('/').some((s) => s.startsWith('.'));
 }
 
+/** Input files: data beside the manifests, never manifests themselves. */
+export function isInputPath(relPath: string): boolean {
+  return isSourcePath(relPath) && !isManifestPath(relPath);
+}
+
 export function manifestKey(kind: string, name: string): string {
   return `${kind}/${name}`;
 }

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { boundMessage, formatProblem, StepError } from '../errors.ts';
 import { realScheduler, systemClock, type Scheduler } from '../clock.ts';
-import { isManifestPath, parseManifest } from '../manifest/loader.ts';
+import { isInputPath, isManifestPath, parseManifest } from '../manifest/loader.ts';
 import type { SchemaRegistry } from '../manifest/validator.ts';
 import { IdAllocator } from '../store/ids.ts';
 import type { Store } from '../store/db.ts';
@@ -29,7 +29,6 @@ import {
   type ExpandRequest,
   type Generator,
 } from './types.ts';
-import { isInputPath } from '../kinds/clientset/inputs.ts';
 
 export interface ReconcilerOptions {
   db: Store;

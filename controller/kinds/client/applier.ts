@@ -8,8 +8,7 @@ import { matchByNameThenPosition } from './match.ts';
 import { readClient, upsertClient, type ClientRow } from './registry.ts';
 import { clientRules, normalizeClientId, vdmName } from './rules.ts';
 import { type ClientRefs, type ClientSpec, type ClientStep } from './types.ts';
-import { connectionOwnership } from '../connection/store.ts';
-import { connectionTaken } from '../../authz/authorizer.ts';
+import { connectionOwnership, connectionTaken } from '../connection/store.ts';
 import { columnTypesOf } from '../dashboard/fields.ts';
 import { actorOf, appendAudit } from '../../audit/log.ts';
 

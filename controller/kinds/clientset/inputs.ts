@@ -1,16 +1,11 @@
 import { parse as parseCsv } from 'csv-parse/sync';
 import { parse as parseYaml } from 'yaml';
 import type { SchemaRegistry } from '../../manifest/validator.ts';
-import { isManifestPath, isSourcePath, MAX_YAML_ALIASES } from '../../manifest/loader.ts';
+import { MAX_YAML_ALIASES } from '../../manifest/loader.ts';
 import { isPlainObject } from '../../objects.ts';
 import type { SourceFile } from '../../contract.ts';
 import type { Problem } from '../../types.ts';
 import type { ClientSetSpec, Input } from './types.ts';
-
-/** Input files: data beside the manifests, never manifests themselves. */
-export function isInputPath(relPath: string): boolean {
-  return isSourcePath(relPath) && !isManifestPath(relPath);
-}
 
 /** The inputs of a set, or why they could not be read (the whole set then holds). */
 export type ReadInputs = { ok: true; inputs: Input[]; files: Record<string, string> } | { ok: false; problems: Problem[] };

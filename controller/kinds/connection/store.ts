@@ -53,6 +53,9 @@ export function settingsConnectionsOf(db: Store, owner: string): string[] {
   ).map((r) => r.connection_id);
 }
 
+/** The refusal of a connection another client owns (onboarding, a pipeline, the Authorizer). */
+export const connectionTaken = (connectionId: string): string => `Connection ${connectionId} belongs to another client`;
+
 /** Who owns a stored connection, and whether it is shared (undefined: no such connection). */
 export function connectionOwnership(db: Store, connectionId: string): ConnectionOwnership | undefined {
   const row = db.statements.prepare('SELECT owner_client_id, shared FROM connections WHERE connection_id = ?').get(connectionId) as
