@@ -1,9 +1,7 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { FastifySchemaCompiler } from 'fastify';
 import type { AnySchemaObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { ValidationError, formatProblem } from '../controller/errors.ts';
-import { formatAjvErrors, inlineRefs, newAjv, SCHEMAS_DIR, toFieldPath } from '../controller/manifest/validator.ts';
+import { formatAjvErrors, inlineRefs, newAjv, readSchemaFiles, toFieldPath } from '../controller/manifest/validator.ts';
 import type { Problem } from '../controller/types.ts';
 
 type Json = Record<string, unknown>;
@@ -54,11 +52,7 @@ let schemasById: Map<string, AnySchemaObject> | undefined;
 /** The schemas of `schemas/` by `$id`, read once: a body schema is `{$ref}` to one of their `$defs`. */
 function byId(): Map<string, AnySchemaObject> {
   if (!schemasById) {
-    schemasById = new Map();
-    for (const file of readdirSync(SCHEMAS_DIR).filter((f) => f.endsWith('.schema.json'))) {
-      const schema = JSON.parse(readFileSync(join(SCHEMAS_DIR, file), 'utf8')) as AnySchemaObject;
-      schemasById.set(String(schema.$id), schema);
-    }
+    schemasById = new Map([...readSchemaFiles().values()].map((schema) => [String(schema.$id), schema]));
   }
   return schemasById;
 }

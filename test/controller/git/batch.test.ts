@@ -176,6 +176,16 @@ describe('GitWriter: group commit', () => {
     return { repo, writer, write, lock };
   }
 
+  /** A writer on a fresh remote whose gathering wait is the test's own (`wait`, for up to 5 ms). */
+  function gatheringWriter(wait: (ms: number) => Promise<void>) {
+    remote = new Remote().init();
+    const repo = new GitRepo({ dir: join(remote.root, 'clone'), url: remote.url, branch: 'main', committer: { name: 'bot', email: 'bot@example.com' } });
+    const writer = new GitWriter({ repo, lock: new WriterLock(), root: join(remote.root, 'clone', 'manifests'), path: 'manifests', sleep: async () => {}, gather: { maxMs: 5, wait } });
+    writers.push(writer);
+    const write = (i: number) => writer.write(`m/${i}.yaml`, `i: ${i}\n`, { actor: user(i), message: `write ${i}` });
+    return { writer, write };
+  }
+
   it('answers a batch once pushed, before the clone is moved onto it; later writes see what was pushed; the lock waits for the move', async () => {
     remote = new Remote().init();
     remote.write('manifests/keep.yaml', 'k: 1\n');
@@ -275,22 +285,11 @@ describe('GitWriter: group commit', () => {
   });
 
   it("a burst's stragglers join the next batch instead of a write going alone; the wait ends as soon as they are queued", async () => {
-    remote = new Remote().init();
-    const repo = new GitRepo({ dir: join(remote.root, 'clone'), url: remote.url, branch: 'main', committer: { name: 'bot', email: 'bot@example.com' } });
     const waits: number[] = [];
     let never: Promise<void> | undefined;
-    const writer = new GitWriter({
-      repo,
-      lock: new WriterLock(),
-      root: join(remote.root, 'clone', 'manifests'),
-      path: 'manifests',
-      sleep: async () => {},
-      // The gathering timer never fires here: only the stragglers arriving can end the wait.
-      gather: { maxMs: 5, wait: (ms) => (waits.push(ms), (never ??= new Promise<void>(() => {}))) },
-    });
-    writers.push(writer);
+    // The gathering timer never fires here: only the stragglers arriving can end the wait.
+    const { write } = gatheringWriter((ms) => (waits.push(ms), (never ??= new Promise<void>(() => {}))));
     const pushes = vi.spyOn(GitRepo.prototype, 'push');
-    const write = (i: number) => writer.write(`m/${i}.yaml`, `i: ${i}\n`, { actor: user(i), message: `write ${i}` });
 
     await Promise.all([write(0), write(1), write(2)]);
     const first = write(3);
@@ -303,24 +302,13 @@ describe('GitWriter: group commit', () => {
   });
 
   it('the callers a push answered join the writes queued during it: one batch, not two halves alternating (each paying a push)', async () => {
-    remote = new Remote().init();
-    const repo = new GitRepo({ dir: join(remote.root, 'clone'), url: remote.url, branch: 'main', committer: { name: 'bot', email: 'bot@example.com' } });
     const waits: number[] = [];
     let gathering!: () => void;
     const gathered = new Promise<void>((resolve) => (gathering = resolve));
-    const writer = new GitWriter({
-      repo,
-      lock: new WriterLock(),
-      root: join(remote.root, 'clone', 'manifests'),
-      path: 'manifests',
-      sleep: async () => {},
-      // The gathering timer never fires here: only the writes arriving can end the wait.
-      gather: { maxMs: 5, wait: (ms) => (waits.push(ms), gathering(), new Promise<void>(() => {})) },
-    });
-    writers.push(writer);
+    // The gathering timer never fires here: only the writes arriving can end the wait.
+    const { write } = gatheringWriter((ms) => (waits.push(ms), gathering(), new Promise<void>(() => {})));
     const { pushes, atPush, release } = holdFirstPush();
     const imports = vi.spyOn(GitRepo.prototype, 'importCommits');
-    const write = (i: number) => writer.write(`m/${i}.yaml`, `i: ${i}\n`, { actor: user(i), message: `write ${i}` });
 
     const first = [write(0), write(1), write(2)];
     await atPush;
