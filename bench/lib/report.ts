@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
+import { limitOf, type Limit } from './limits.ts';
 
 /** One measured (or honestly skipped) figure. */
 export interface Figure {
@@ -15,6 +16,8 @@ export interface Figure {
   met?: boolean;
   skipped?: string;
   detail?: Record<string, unknown>;
+  /** A missed goal's floor and why no design gets closer (bench/lib/limits.ts). */
+  limit?: Limit;
 }
 
 export interface Machine {
@@ -77,6 +80,8 @@ export class Report {
   add(f: Omit<Figure, 'met'>): Figure {
     const fig: Figure = { ...(this.group ? { group: this.group } : {}), ...f };
     if (f.value !== undefined && f.goal) fig.met = meets(f.value, f.goal);
+    const limit = fig.met === false ? limitOf(f.figure) : undefined;
+    if (limit) fig.limit = limit;
     this.figures.push(fig);
     this.#out(JSON.stringify(fig));
     return fig;
