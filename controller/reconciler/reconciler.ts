@@ -103,6 +103,8 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
   readonly #recorder: Recorder;
   readonly #keys: KeyReconciler;
   readonly #queue: WorkQueue<string, ReconcileResult>;
+  /** Keys started by the queue in this turn of the event loop, run together at its end. */
+  readonly #group: { key: string; resolve(result: ReconcileResult): void }[] = [];
   /** Consecutive runs of a key that threw before anything could be recorded (the store failed). */
   readonly #storeFailures = new Map<string, number>();
   #ready = false;
@@ -698,36 +700,83 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
     }
   }
 
-  /** One run of one key on the queue. */
-  async #process(key: string): Promise<ReconcileResult> {
-    return this.#runKey(key);
+  /**
+   * One run of one key on the queue: it joins the group of the keys the queue starts in this turn
+   * of the event loop (the API writes whose files became durable together), run at the turn's end
+   * in ONE store transaction (`#flushGroup`).
+   */
+  #process(key: string): Promise<ReconcileResult> {
+    return new Promise((resolve) => {
+      if (this.#group.push({ key, resolve }) === 1) setImmediate(() => this.#flushGroup());
+    });
+  }
+
+  /**
+   * Group commit of the store work: the group's keys run one after the other in one transaction,
+   * each its own savepoint (a key whose store work fails rolls back alone and answers its own
+   * failure); one commit (WAL frames of the shared pages, the commit record) instead of one per
+   * key. No event goes out and no caller is answered before the commit. If the transaction fails
+   * as a whole (its commit, or the store rolled it back under a key), each key runs again alone.
+   */
+  #flushGroup(): void {
+    const group = this.#group.splice(0);
+    if (group.length === 1) return group[0].resolve(this.#runKey(group[0].key));
+    let runs: KeyRun[];
+    try {
+      runs = this.#db.transaction(() =>
+        group.map(({ key }) => {
+          if (!this.#db.inTransaction) throw GROUP_LOST;
+          return this.#attempt(key);
+        }),
+      )();
+    } catch {
+      for (const { key, resolve } of group) resolve(this.#runKey(key));
+      return;
+    }
+    group.forEach(({ key, resolve }, i) => resolve(this.#settle(key, runs[i])));
   }
 
   /** One run of one key: decide, reconcile, record. Never throws. */
   #runKey(key: string): ReconcileResult {
+    return this.#settle(key, this.#attempt(key));
+  }
+
+  /**
+   * The store work of one run: the apply (a savepoint inside) and the status row it produced
+   * commit together — never resources without their status. Inside a group's transaction this
+   * is a savepoint of it.
+   */
+  #attempt(key: string): KeyRun {
     const started = performance.now();
     try {
-      // The apply (a savepoint inside) and the status row it produced commit together: one commit
-      // per key, and never resources without their status. The event goes out once committed.
       const done = this.#db.transaction(() => {
         const outcome = this.#reconcile(key);
         return outcome && { result: outcome.result, ...this.#recorder.write(outcome.result, { ...outcome.facts, durationMs: performance.now() - started }) };
       })();
-      this.#storeFailures.delete(key);
-      if (!done) {
-        const row = this.status.get(key);
-        return row ? resultOf(row) : stoppedResult(key);
-      }
-      if (done.event) this.#recorder.emit(done.event);
-      return done.result;
+      return { done };
     } catch (err) {
+      return { error: err as Error };
+    }
+  }
+
+  /** The result of a run once its store work has committed (or failed): the event goes out now. */
+  #settle(key: string, run: KeyRun): ReconcileResult {
+    if ('error' in run) {
       // The store itself failed (locked, full, read-only): not even the failure could be recorded.
       const attempts = (this.#storeFailures.get(key) ?? 0) + 1;
       this.#storeFailures.set(key, attempts);
       const retryAfterMs = backoffDelay(attempts, this.#backoff, this.#random);
-      const message = `${key} could not be applied yet (${(err as Error).message}); it is retried`;
+      const message = `${key} could not be applied yet (${run.error.message}); it is retried`;
       return { key, kind: kindOf(key), name: key.slice(key.indexOf('/') + 1), phase: 'Failed', reason: 'store', message, resourceIds: {}, retryAfterMs };
     }
+    this.#storeFailures.delete(key);
+    const { done } = run;
+    if (!done) {
+      const row = this.status.get(key);
+      return row ? resultOf(row) : stoppedResult(key);
+    }
+    if (done.event) this.#recorder.emit(done.event);
+    return done.result;
   }
 
   #reconcile(key: string): KeyOutcome | undefined {
@@ -763,6 +812,12 @@ export class Reconciler extends EventEmitter<Events> implements SourceSink {
 export function applierKinds(appliers: readonly Applier[]): string[] {
   return [...appliers].sort((a, b) => a.order - b.order).map((a) => a.kind);
 }
+
+/** What the store work of one run left: what it recorded (undefined: nothing to do), or the store's error. */
+type KeyRun = { done: { result: ReconcileResult; event?: ReconcileEvent } | undefined } | { error: Error };
+
+/** Thrown when the store rolled a group's transaction back under one of its keys: the group runs again key by key. */
+const GROUP_LOST = new Error('the group transaction was rolled back');
 
 /** Thrown to end a dry run's transaction: it always rolls back. */
 const DRY_RUN_ROLLBACK = new Error('dry run');

@@ -27,6 +27,10 @@ export function openStore(path: string): Store {
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
+  // Statement journals in memory: a savepoint inside a transaction that already changed pages (a
+  // key of a group commit, a key of a sync's chunk) journals those pages, and past 64 KiB SQLite
+  // spills the journal to a temp file — created and deleted per transaction.
+  db.pragma('temp_store = MEMORY');
   migrate(db, readMigrations(MIGRATIONS_DIR));
   if (path !== ':memory:') for (const f of [`${path}-wal`, `${path}-shm`]) ownerOnly(f);
   return Object.assign(db, { statements: new StatementCache({ db }) });

@@ -16,6 +16,10 @@ function dump(db: Store): string {
   return tables.map((t) => `${t}:${JSON.stringify(db.prepare(`SELECT * FROM "${t}"`).all())}`).join('\n');
 }
 
+function fail(message: string): never {
+  throw new Error(message);
+}
+
 describe('Reconciler', () => {
   let t: TestRuntime;
   afterEach(async () => t?.close());
@@ -319,6 +323,29 @@ describe('Reconciler', () => {
     t.remove('core/x.yaml');
     const gone = await t.rt.reconciler.reconcileRemoved('core/x.yaml');
     expect(gone).toMatchObject({ key: 'CoreModel/x', phase: 'Pruned', reason: null });
+  });
+
+  it('applies the API writes of one turn in one transaction: a key whose store work fails rolls back alone, and nothing is announced before the commit', async () => {
+    t = await makeTestRuntime();
+    for (const n of ['a', 'bad', 'c']) t.write(`core/${n}.yaml`, core(n));
+    const files = ['a', 'bad', 'c'].map((n) => t.rt.source.read(`core/${n}.yaml`) ?? fail(`core/${n}.yaml not readable`));
+    // The store refuses the status row of one key only (as a full disk would refuse one write).
+    t.rt.db.exec(`CREATE TRIGGER refuse_bad BEFORE INSERT ON manifests WHEN NEW.key = 'CoreModel/bad' AND NEW.phase = 'Synced' BEGIN SELECT RAISE(ABORT, 'disk says no'); END;
+                  CREATE TRIGGER refuse_bad_update BEFORE UPDATE ON manifests WHEN NEW.key = 'CoreModel/bad' AND NEW.phase = 'Synced' BEGIN SELECT RAISE(ABORT, 'disk says no'); END;`);
+    const seen: { key: string; inTransaction: boolean; models: unknown[] }[] = [];
+    t.rt.reconciler.on('event', (e) => {
+      if (e.type !== 'phase') return;
+      seen.push({ key: e.key, inTransaction: t.rt.db.inTransaction, models: t.rt.db.prepare('SELECT name FROM core_models ORDER BY name').all() });
+    });
+    const [a, bad, c] = await Promise.all(files.map((f) => t.rt.reconciler.reconcileFile(f)));
+    expect(a).toMatchObject({ key: 'CoreModel/a', phase: 'Synced' });
+    expect(c).toMatchObject({ key: 'CoreModel/c', phase: 'Synced' });
+    expect(bad).toMatchObject({ key: 'CoreModel/bad', phase: 'Failed', reason: 'store' });
+    expect(bad.message).toContain('disk says no');
+    expect(t.rt.db.prepare('SELECT name FROM core_models ORDER BY name').all()).toEqual([{ name: 'Model a' }, { name: 'Model c' }]);
+    // One group: each event went out after the one commit of both good keys, none inside the transaction.
+    expect(seen.map((s) => s.key)).toEqual(['CoreModel/a', 'CoreModel/c']);
+    for (const s of seen) expect(s).toMatchObject({ inTransaction: false, models: [{ name: 'Model a' }, { name: 'Model c' }] });
   });
 
   it('plans creates, updates, prunes and invalid files without changing anything', async () => {

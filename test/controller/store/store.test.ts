@@ -44,10 +44,11 @@ describe('migrations', () => {
     db.close();
   });
 
-  it('opens the store with WAL and foreign keys on', () => {
+  it('opens the store with WAL, foreign keys on and statement journals in memory (no temp file per grouped transaction)', () => {
     const db = openStore(join(dir, 'd', 'bi.sqlite'));
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(db.pragma('temp_store', { simple: true })).toBe(2);
     db.close();
   });
 });
