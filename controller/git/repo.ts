@@ -1,13 +1,15 @@
 import { redactUrl } from '../lib/redact-url.ts';
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, open, rename, unlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { UnavailableError } from '../errors.ts';
 import { FAST_IMPORT_ARGS, importedTip, importStream, type ImportCommit } from './fast-import.ts';
 import type { GitIdentity } from './identity.ts';
 import { formatIdentity } from './identity.ts';
+import { buildPack, foldersOf, type TreeSnapshot } from './pack.ts';
 import { readRefFromFiles } from './ref-files.ts';
-import { GitCommandError, runGit } from './run.ts';
+import { GitCommandError, runGit, runGitBytes } from './run.ts';
 
 export interface GitRepoOptions {
   /** Folder of the working clone. */
@@ -76,6 +78,8 @@ export class GitRepo {
   #ensured = false;
   /** Aborted by `abort()` (shutdown) or by the signal of the options. */
   readonly #abort = new AbortController();
+  /** The trees at the last commits built (importCommits), by commit id: the next batch on one reads none from git. */
+  readonly #trees = new Map<string, TreeSnapshot>();
 
   constructor(opts: GitRepoOptions) {
     this.dir = opts.dir;
@@ -268,14 +272,62 @@ export class GitRepo {
   }
 
   /**
-   * Builds `commits` (one each, in order) on top of `base` in one `git fast-import` process, on
-   * the private ref STAGING_REF (`-<slot>`: two batches built at once never share one); the
-   * branch, index and working tree are left as they are.
-   * Resolves to the last commit.
+   * Builds `commits` (one each, in order) on top of `base` and points the private ref
+   * STAGING_REF (`-<slot>`: two batches built at once never share one) at the last; the branch,
+   * index and working tree are left as they are. Built in this process (pack.ts) as one pack
+   * written into the clone; the trees of `base` are read with one `git cat-file` unless the
+   * batch before was built on them. Resolves to the last commit.
    */
   async importCommits(base: string | null, commits: ImportCommit[], slot = 0): Promise<string> {
-    const stream = importStream(commits, slot ? `${STAGING_REF}-${slot}` : STAGING_REF, base, this.#committer);
-    return importedTip(await this.#raw(FAST_IMPORT_ARGS, stream));
+    const ref = slot ? `${STAGING_REF}-${slot}` : STAGING_REF;
+    if ((base !== null && !/^[0-9a-f]{40}$/.test(base)) || commits.some((c) => c.path.includes('\n'))) {
+      // Not a SHA-1 commit id (a SHA-256 clone, a ref name), or a path cat-file cannot be asked for: git builds it.
+      return importedTip(await this.#raw(FAST_IMPORT_ARGS, importStream(commits, ref, base, this.#committer)));
+    }
+    const trees: TreeSnapshot = new Map(base ? this.#trees.get(base) : undefined);
+    const missing = [...foldersOf(commits.map((c) => c.path))].filter((dir) => !trees.has(dir));
+    if (missing.length > 0) for (const [dir, tree] of await this.#readTrees(base, missing)) trees.set(dir, tree);
+    const now = new Date();
+    const built = buildPack({ base, commits, committer: this.#committer, trees, when: { seconds: now.getTime() / 1000, offsetMinutes: -now.getTimezoneOffset() } });
+    const gitDir = join(this.dir, '.git');
+    const packDir = join(gitDir, 'objects', 'pack');
+    // The pack before its index: git sees a pack only once its index is there.
+    await writeDurably(packDir, `pack-${built.checksum}.pack`, built.pack);
+    await writeDurably(packDir, `pack-${built.checksum}.idx`, built.idx);
+    await updateRefFile(gitDir, ref, built.tip);
+    this.#trees.set(built.tip, built.trees);
+    // The tips of the last few batches: the next batch is built on one of them.
+    for (const key of this.#trees.keys()) if (this.#trees.size > 4) this.#trees.delete(key);
+    return built.tip;
+  }
+
+  /** The trees of `dirs` ('' = the root) at `base` (null: none anywhere), by one `git cat-file --batch`. */
+  async #readTrees(base: string | null, dirs: string[]): Promise<TreeSnapshot> {
+    const out: TreeSnapshot = new Map();
+    if (!base) {
+      for (const dir of dirs) out.set(dir, null);
+      return out;
+    }
+    const input = Buffer.from(dirs.map((dir) => (dir ? `${base}:${dir}\n` : `${base}^{tree}\n`)).join(''), 'utf8');
+    const bytes = await runGitBytes(['cat-file', '--batch'], { cwd: this.dir, env: (this.#env ??= gitEnv(process.env)), silenceMs: this.#timeoutMs, signal: this.#abort.signal, input });
+    let at = 0;
+    for (const dir of dirs) {
+      const eol = bytes.indexOf(0x0a, at);
+      if (eol < 0) throw new Error(`git cat-file answered too little for ${dir || 'the root'}`);
+      const header = bytes.subarray(at, eol).toString('utf8').split(' ');
+      at = eol + 1;
+      if (header.length !== 3) {
+        // "<name> missing": no such folder at base.
+        out.set(dir, null);
+        continue;
+      }
+      const [id, type, size] = header;
+      const body = bytes.subarray(at, at + Number(size));
+      at += Number(size) + 1;
+      // A file where a folder would be: the commit puts the folder in its place.
+      out.set(dir, type === 'tree' ? { bytes: Buffer.from(body), id } : null);
+    }
+    return out;
   }
 
   /**
@@ -373,6 +425,46 @@ export function gitEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   // A transfer stalled below 1 byte/s for 60 s is given up (git-remote-http would otherwise
   // wait on a silent remote forever, even after its git was killed); the operator's own wins.
   return { GIT_HTTP_LOW_SPEED_LIMIT: '1', GIT_HTTP_LOW_SPEED_TIME: '60', ...out, GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' };
+}
+
+/** Writes `name` in `dir` through a temporary file (synced, then renamed), as git writes a pack. */
+async function writeDurably(dir: string, name: string, bytes: Buffer): Promise<void> {
+  const tmp = join(dir, `tmp_${randomBytes(6).toString('hex')}_${name}`);
+  const fh = await open(tmp, 'wx', 0o444);
+  try {
+    await fh.writeFile(bytes);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  try {
+    await rename(tmp, join(dir, name));
+  } catch (err) {
+    await unlink(tmp).catch(() => {});
+    throw err;
+  }
+}
+
+/**
+ * Points the loose ref `ref` at `id` as git does: `<ref>.lock` created exclusively (another
+ * writer holding it fails this one), written, renamed over the ref.
+ */
+async function updateRefFile(gitDir: string, ref: string, id: string): Promise<void> {
+  const path = join(gitDir, ref);
+  const lock = `${path}.lock`;
+  await mkdir(dirname(path), { recursive: true });
+  const fh = await open(lock, 'wx', 0o644);
+  try {
+    await fh.writeFile(`${id}\n`);
+  } finally {
+    await fh.close();
+  }
+  try {
+    await rename(lock, path);
+  } catch (err) {
+    await unlink(lock).catch(() => {});
+    throw err;
+  }
 }
 
 /** A full commit id (not a ref name that could move). */

@@ -26,8 +26,13 @@ export class GitCommandError extends Error {
  * non-zero, is silent for longer than `silenceMs`, or is aborted. Spawned directly: a wrapper
  * library's completion heuristics cost up to 50 ms per command that prints nothing.
  */
-export function runGit(args: string[], opts: RunGitOptions): Promise<string> {
-  return new Promise<string>((resolve, reject) => {
+export async function runGit(args: string[], opts: RunGitOptions): Promise<string> {
+  return (await runGitBytes(args, opts)).toString('utf8');
+}
+
+/** runGit, resolving to the bytes git printed (objects, not text). */
+export function runGitBytes(args: string[], opts: RunGitOptions): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) => {
     if (opts.signal?.aborted) {
       reject(new GitCommandError(args, null, 'git: aborted (the clone is shutting down)'));
       return;
@@ -76,7 +81,7 @@ export function runGit(args: string[], opts: RunGitOptions): Promise<string> {
     // Could not be started (no git on PATH): there may be no 'close' to wait for.
     child.on('error', (e) => fail(`git: ${e.message}`));
     child.on('close', (code) => {
-      const stdout = Buffer.concat(out).toString('utf8');
+      const stdout = Buffer.concat(out);
       if (code === 0 && !why && !settled) {
         settled = true;
         clearTimeout(timer);
@@ -85,7 +90,7 @@ export function runGit(args: string[], opts: RunGitOptions): Promise<string> {
         return;
       }
       const stderr = Buffer.concat(err).toString('utf8').trim();
-      fail([why, stderr, stdout.trim()].filter(Boolean).join('\n'));
+      fail([why, stderr, stdout.toString('utf8').trim()].filter(Boolean).join('\n'));
     });
     child.stdin.end(opts.input ?? '');
   });

@@ -51,8 +51,8 @@ interface PendingWrite {
 /**
  * The API's writer in git mode: one commit per write, authored by the calling user, pushed
  * before the write is answered. Writes that arrive while a batch is being pushed queue and form
- * the next batch (group commit): its commits are built in one `git fast-import` process on top
- * of the clone's head and pushed with one `git push` (never forced). When the remote moved
+ * the next batch (group commit): its commits are built in one pack on top of the clone's head
+ * (GitRepo.importCommits) and pushed with one `git push` (never forced). When the remote moved
  * meanwhile, the batch is rebuilt on the new head, except the writes whose file the remote
  * changed (ConflictError, 409). When it cannot push, UnavailableError (503): the clone, the
  * store and the remote stay as they were.
@@ -252,7 +252,7 @@ export class GitWriter implements ManifestWriter {
     return this.#prepare(writes, slot, base, (w) => this.#atHead(w));
   }
 
-  /** Decides which writes make a commit (on `base`, as `view` shows it) and builds them in one fast-import. */
+  /** Decides which writes make a commit (on `base`, as `view` shows it) and builds them in one pack. */
   async #prepare(writes: PendingWrite[], slot: number, base: string | null, view: (w: PendingWrite) => Promise<string | null>): Promise<Prepared | undefined> {
     const plan = await planCommits(writes, view);
     plan.failed.forEach(({ write, error }) => write.reject(error));
