@@ -41,10 +41,12 @@ export type LoadResult =
   | { ok: true; path: string; hash: string; key: string; manifest: Manifest; warnings: Problem[] }
   | { ok: false; path: string; hash: string; reason: 'parse' | 'schema'; problems: Problem[]; kind?: string; name?: string };
 
-/** Parses and validates the bytes of one manifest file. Pure: no file system, no store. */
-export function parseManifest(relPath: string, bytes: Buffer | string, schemas: SchemaRegistry): LoadResult {
+/**
+ * Parses and validates the bytes of one manifest file. Pure: no file system, no store.
+ * `hash`: the bytes' sha256 when the caller already computed it (a scan hashes every file first).
+ */
+export function parseManifest(relPath: string, bytes: Buffer | string, schemas: SchemaRegistry, hash: string = sha256(bytes)): LoadResult {
   const text = typeof bytes === 'string' ? bytes : bytes.toString('utf8');
-  const hash = sha256(bytes);
   const fail = (problems: Problem[], doc?: unknown): LoadResult => ({
     ok: false,
     path: relPath,

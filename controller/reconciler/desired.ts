@@ -99,7 +99,7 @@ export class DesiredState {
       if (!this.#byKey.has(unchanged.key)) this.#byKey.set(unchanged.key, { path, hash, revision: meta.revision, author: meta.author, ...(meta.keyId ? { keyId: meta.keyId } : {}) });
       return { type: 'unchanged', key: unchanged.key, row: unchanged };
     }
-    const result: LoadResult = opts.document !== undefined ? checkDocument(path, hash, opts.document, this.#schemas) : parseManifest(path, file.bytes, this.#schemas);
+    const result: LoadResult = opts.document !== undefined ? checkDocument(path, hash, opts.document, this.#schemas) : parseManifest(path, file.bytes, this.#schemas, hash);
     if (!result.ok) {
       return { type: 'invalid', key: prevKey ?? INVALID_PREFIX + path, kind: result.kind ?? '', name: result.name ?? path, path, hash, reason: result.reason, problems: result.problems };
     }
