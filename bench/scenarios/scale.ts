@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { appendAudit } from '../../controller/audit/log.ts';
 import { openStore } from '../../controller/store/db.ts';
 import { login, request, routeExists } from '../lib/api-client.ts';
 import { startFloor } from '../lib/floor-process.ts';
@@ -46,7 +47,8 @@ function firstClientMessage(dbPath: string): string {
 
 /**
  * The physical floor of the cold sync's store writes: the rows one Client apply produces
- * (status row, client model, VDM, registry row) for `n` clients, in ONE transaction.
+ * (status row, client model, VDM, registry row, the applied version with its manifest, the audit
+ * entry with its chain hash: the product's own appendAudit) for `n` clients, in ONE transaction.
  */
 function sqliteFloorMs(dbPath: string, n: number): number {
   const db = openStore(dbPath);
@@ -61,6 +63,9 @@ function sqliteFloorMs(dbPath: string, n: number): number {
   const client = db.prepare(
     `INSERT INTO clients (client_id, client_name, connection_id, model_id, vdm_ids, core_model_id, status, onboarded_by, onboarded_date, last_modified_date, manifest_key) VALUES (?, ?, ?, ?, ?, ?, 'ACTIVE', 'controller', ?, ?, ?)`,
   );
+  const applied = db.prepare(
+    `INSERT INTO applied_manifests (key, version, spec_hash, manifest, path, revision, actor, applied_at) VALUES (?, COALESCE((SELECT MAX(version) FROM applied_manifests WHERE key = ?), 0) + 1, ?, ?, ?, NULL, 'controller', ?)`,
+  );
   const config = JSON.stringify(clientManifest('X').spec.vdm);
   const t0 = performance.now();
   db.transaction(() => {
@@ -73,6 +78,8 @@ function sqliteFloorMs(dbPath: string, n: number): number {
       model.run(modelId, id, CORE_MODEL_ID, `${id} model`, key, at, at);
       vdm.run(vdmId, modelId, id, CONNECTION_ID, 'Mart 1', config, at, at);
       client.run(id, `${id} Retail`, CONNECTION_ID, modelId, JSON.stringify([vdmId]), CORE_MODEL_ID, at, at, key);
+      applied.run(key, key, 's'.repeat(64), JSON.stringify(clientManifest(id)), `clients/${id}.yaml`, at);
+      appendAudit(db, { actor: { type: 'controller', id: 'controller' }, action: 'apply', object: { kind: 'Client', id }, after: 's'.repeat(64), result: 'ok' });
     }
   })();
   const ms = performance.now() - t0;

@@ -57,6 +57,15 @@ export class ManifestFiles {
   /** Reads one path: its bytes, why it is refused, or null when nothing is there any more. */
   read(relPath: string): SourceFile | null {
     const abs = join(this.root, relPath);
+    // The common case without resolving the whole path (realpath reads every component of it, the
+    // root's own included, once per file: ~8 % of a 10,000-file sync): a plain relative path whose
+    // folders inside the root are no symlinks is opened with O_NOFOLLOW, so a symlink at its end
+    // fails (ELOOP) and takes the resolving path below, like every other path.
+    if (isPlainPath(relPath) && !this.#linkedFolder(relPath)) {
+      const fd = this.#open(abs, relPath);
+      if (typeof fd === 'number') return readOpened(fd, relPath);
+      if (fd !== 'link') return fd;
+    }
     let real: string;
     try {
       real = realpathSync.native(abs);
@@ -67,32 +76,36 @@ export class ManifestFiles {
       return existsAsLink(abs) ? { path: relPath, unreadable: NOT_A_REGULAR_FILE } : null;
     }
     if (!real.startsWith(this.#rootReal() + sep)) return { path: relPath, unreadable: NOT_A_REGULAR_FILE };
-    let fd: number;
+    const fd = this.#open(real, relPath);
+    return typeof fd === 'number' ? readOpened(fd, relPath) : fd === 'link' ? { path: relPath, unreadable: NOT_A_REGULAR_FILE } : fd;
+  }
+
+  /** Opens without following a symlink at the end: the descriptor, 'link' (ELOOP), null (gone), or the refusal. */
+  #open(path: string, relPath: string): number | 'link' | SourceFile | null {
     try {
-      fd = openSync(real, OPEN_FLAGS);
+      return openSync(path, OPEN_FLAGS);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'EISDIR') return null;
-      // ELOOP: the path was swapped for a symlink after it was resolved; ENXIO: a FIFO without a writer.
-      if (code === 'ELOOP' || code === 'ENXIO') return { path: relPath, unreadable: NOT_A_REGULAR_FILE };
+      if (code === 'ENOENT' || code === 'EISDIR' || code === 'ENOTDIR') return null;
+      if (code === 'ELOOP') return 'link';
+      // ENXIO: a FIFO without a writer.
+      if (code === 'ENXIO') return { path: relPath, unreadable: NOT_A_REGULAR_FILE };
       throw err;
     }
-    try {
-      const st = fstatSync(fd);
-      if (st.isDirectory()) return null;
-      if (!st.isFile()) return { path: relPath, unreadable: NOT_A_REGULAR_FILE };
-      if (st.size > MAX_MANIFEST_BYTES) return { path: relPath, unreadable: TOO_LARGE };
-      const buf = Buffer.allocUnsafe(st.size);
-      let off = 0;
-      while (off < st.size) {
-        const n = readSync(fd, buf, off, st.size - off, off);
-        if (n === 0) break;
-        off += n;
+  }
+
+  /** Whether a folder of `relPath` below the root (not the root itself, nor the file) is a symlink (or not a folder). */
+  #linkedFolder(relPath: string): boolean {
+    let at = relPath.indexOf('/');
+    while (at > 0) {
+      try {
+        if (!lstatSync(join(this.root, relPath.slice(0, at))).isDirectory()) return true;
+      } catch {
+        return true;
       }
-      return { path: relPath, bytes: off === st.size ? buf : buf.subarray(0, off) };
-    } finally {
-      closeSync(fd);
+      at = relPath.indexOf('/', at + 1);
     }
+    return false;
   }
 
   /** Every manifest file, read lazily in listing order (a large tree never sits in memory). */
@@ -123,4 +136,29 @@ function existsAsLink(abs: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Reads an opened manifest file (and closes it): its bytes, or why it is refused. */
+function readOpened(fd: number, relPath: string): SourceFile | null {
+  try {
+    const st = fstatSync(fd);
+    if (st.isDirectory()) return null;
+    if (!st.isFile()) return { path: relPath, unreadable: NOT_A_REGULAR_FILE };
+    if (st.size > MAX_MANIFEST_BYTES) return { path: relPath, unreadable: TOO_LARGE };
+    const buf = Buffer.allocUnsafe(st.size);
+    let off = 0;
+    while (off < st.size) {
+      const n = readSync(fd, buf, off, st.size - off, off);
+      if (n === 0) break;
+      off += n;
+    }
+    return { path: relPath, bytes: off === st.size ? buf : buf.subarray(0, off) };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A relative path of plain names: no empty, '.' or '..' segment, not absolute. */
+function isPlainPath(relPath: string): boolean {
+  return relPath.length > 0 && !relPath.split('/').some((seg) => seg === '' || seg === '.' || seg === '..');
 }

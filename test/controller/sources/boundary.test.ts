@@ -1,7 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManifestFiles, NOT_A_REGULAR_FILE } from '../../../controller/sources/files.ts';
 import { makeTestRuntime, manifest, type TestRuntime } from '../../helpers/runtime.ts';
@@ -67,6 +67,23 @@ describe('manifests root boundary', () => {
     expect(t.rt.reconciler.listStatus().map((r) => r.key)).toEqual(['CoreModel/x']);
     // A path through a directory symlink, as a watcher might report it, is refused too.
     expect(new ManifestFiles(t.manifests).read('foreign/y.yaml')).toEqual({ path: 'foreign/y.yaml', unreadable: NOT_A_REGULAR_FILE });
+  });
+
+  it('reads a path through a folder symlink only where its target stays inside the root; dot-dot paths never leave it', async () => {
+    t = await makeTestRuntime();
+    t.write('a/x.yaml', core('x'));
+    symlinkSync('a', join(t.manifests, 'alias'));
+    const foreign = outside();
+    writeFileSync(join(foreign, 'y.yaml'), core('y'));
+    const files = new ManifestFiles(t.manifests);
+    expect(files.read('alias/x.yaml')).toMatchObject({ path: 'alias/x.yaml', bytes: expect.any(Buffer) });
+    const escape = relative(t.manifests, join(foreign, 'y.yaml'));
+    expect(files.read(escape)).toEqual({ path: escape, unreadable: NOT_A_REGULAR_FILE });
+    expect(files.read(`a/../${escape}`)).toEqual({ path: `a/../${escape}`, unreadable: NOT_A_REGULAR_FILE });
+    // A file where a folder was expected, and a folder where a file was: nothing to read.
+    expect(files.read('a/x.yaml/z.yaml')).toBeNull();
+    expect(files.read('a')).toBeNull();
+    expect(files.read('a/gone.yaml')).toBeNull();
   });
 
   it('never opens the store through a symlink: an outside reader cannot drop the WAL, acknowledged writes survive a restart', async () => {
