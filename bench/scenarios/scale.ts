@@ -168,7 +168,8 @@ export async function scaleBench(report: Report, opts: { clients: number; edits:
       report.add({ bench: BENCH, figure: `peak RSS during a (failing) sync of ${n}`, value: round(server.peakRssMb() ?? Number.NaN, 0), unit: 'MB', goal: '< 300' });
       return;
     }
-    report.add({ bench: BENCH, figure: `cold sync of ${n} Client manifests`, value: round(coldMs / 1000, 2), unit: 's', goal: '<= 6', detail: { spawnToReadyS: round(wallMs / 1000, 2), serverCpuS: coldCpuS } });
+    // Judged as a ratio to its floor measured in this run (issue 30), not in seconds of a shared machine.
+    report.add({ bench: BENCH, figure: `cold sync of ${n} Client manifests`, value: round(coldMs / 1000, 2), unit: 's', detail: { spawnToReadyS: round(wallMs / 1000, 2), serverCpuS: coldCpuS } });
     report.add({ bench: BENCH, figure: `GET /healthz during the cold sync of ${n}: p99`, value: coldHealth.p99, unit: 'ms', goal: '< 50', detail: { ...coldHealth, idleProcessP99: coldIdle?.p99 } });
     if (coldIdle) report.add({ bench: 'floors', figure: `/healthz p99 of an idle bare Fastify process, probed during the cold sync`, value: coldIdle.p99, unit: 'ms', detail: coldIdle });
     report.add({ bench: 'floors', figure: 'cold sync / write+rename of the files', value: round(coldMs / writeFloorMs, 1), unit: 'x' });
