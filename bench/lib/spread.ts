@@ -77,17 +77,17 @@ export function markdownRows(spread: Spread[]): string {
     .join('\n');
 }
 
-/** The goals only, for the README: figure, the runs' values, goal, met in n of m, and the floor that stops a missed one. */
+/** The goals only, for the README: figure, the runs' values, goal, met in n of m, and the floor that stops a missed one (why: in results.json). */
 export function goalRows(spread: Spread[]): string {
   const show = (v: number | null) => (v === null ? '—' : String(v));
   const rows = spread
     .filter((s) => s.goal)
     .map((s) => {
       const met = s.met ? `${s.met.filter(Boolean).length} of ${s.met.length}` : '';
-      const stop = s.limit ? `${s.limit.floor}: ${s.limit.why}` : '';
+      const stop = s.limit ? s.limit.floor : '';
       return `| ${s.group ? `${s.group}: ` : ''}${s.figure} | ${s.values.map(show).join(' / ')}${s.unit ? ` ${s.unit}` : ''} | ${s.goal} | ${met} | ${stop} |`;
     });
-  return ['| Figure | Runs | Goal | Met | Where missed: the floor that stops it |', '|---|---|---|---|---|', ...rows].join('\n');
+  return ['| Figure | Runs | Goal | Met | Where missed: the floor that stops it (why: `bench/results.json`, `bench/lib/limits.ts`) |', '|---|---|---|---|---|', ...rows].join('\n');
 }
 
 /** `text` with the part between the two markers replaced by `block` (the markers kept). */
