@@ -55,14 +55,6 @@ export interface PairedOptions {
   tolerance?: number;
 }
 
-/** Median (the mean of the middle two for an even count). */
-export function median(values: number[]): number {
-  if (!values.length) return Number.NaN;
-  const s = [...values].sort((x, y) => x - y);
-  const mid = s.length >> 1;
-  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
-}
-
 /** Linear-interpolated quantile, q in 0..1. */
 export function quantile(values: number[], q: number): number {
   if (!values.length) return Number.NaN;
@@ -71,6 +63,11 @@ export function quantile(values: number[], q: number): number {
   const lo = Math.floor(pos);
   const hi = Math.ceil(pos);
   return (s[lo] as number) + ((s[hi] as number) - (s[lo] as number)) * (pos - lo);
+}
+
+/** The median (the mean of the middle two for an even count). */
+export function median(values: number[]): number {
+  return quantile(values, 0.5);
 }
 
 /** Whether the last two of `rps` are within `tolerance` of each other. */

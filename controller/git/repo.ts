@@ -429,20 +429,7 @@ export function gitEnv(env: NodeJS.ProcessEnv): Record<string, string> {
 
 /** Writes `name` in `dir` through a temporary file (synced, then renamed), as git writes a pack. */
 async function writeDurably(dir: string, name: string, bytes: Buffer): Promise<void> {
-  const tmp = join(dir, `tmp_${randomBytes(6).toString('hex')}_${name}`);
-  const fh = await open(tmp, 'wx', 0o444);
-  try {
-    await fh.writeFile(bytes);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  try {
-    await rename(tmp, join(dir, name));
-  } catch (err) {
-    await unlink(tmp).catch(() => {});
-    throw err;
-  }
+  await writeThenRename(join(dir, `tmp_${randomBytes(6).toString('hex')}_${name}`), join(dir, name), bytes, { mode: 0o444, sync: true });
 }
 
 /**
@@ -451,18 +438,23 @@ async function writeDurably(dir: string, name: string, bytes: Buffer): Promise<v
  */
 async function updateRefFile(gitDir: string, ref: string, id: string): Promise<void> {
   const path = join(gitDir, ref);
-  const lock = `${path}.lock`;
   await mkdir(dirname(path), { recursive: true });
-  const fh = await open(lock, 'wx', 0o644);
+  await writeThenRename(`${path}.lock`, path, Buffer.from(`${id}\n`), { mode: 0o644, sync: false });
+}
+
+/** `bytes` into `tmp` (created exclusively: a file already there fails this), then renamed to `path`; `tmp` removed if the rename fails. */
+async function writeThenRename(tmp: string, path: string, bytes: Buffer, opts: { mode: number; sync: boolean }): Promise<void> {
+  const fh = await open(tmp, 'wx', opts.mode);
   try {
-    await fh.writeFile(`${id}\n`);
+    await fh.writeFile(bytes);
+    if (opts.sync) await fh.sync();
   } finally {
     await fh.close();
   }
   try {
-    await rename(lock, path);
+    await rename(tmp, path);
   } catch (err) {
-    await unlink(lock).catch(() => {});
+    await unlink(tmp).catch(() => {});
     throw err;
   }
 }

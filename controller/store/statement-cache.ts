@@ -10,13 +10,7 @@ import type { Database, Statement } from 'better-sqlite3';
 export class StatementCache {
   readonly #db: Database;
   readonly #max: number;
-  /**
-   * Statement and the tick it was last handed out at. Recency is a counter, not the Map's order:
-   * moving an entry to the end (delete + set) on every hand-out churned the Map's table (a cold
-   * sync hands out ~30 statements per key) for an eviction that happens only past `max`.
-   */
-  readonly #cache = new Map<string, { stmt: Statement; used: number }>();
-  #tick = 0;
+  readonly #cache = new Map<string, Statement>();
 
   constructor(opts: { db: Database; max?: number }) {
     this.#db = opts.db;
@@ -25,28 +19,16 @@ export class StatementCache {
 
   /** The compiled statement for `sql`: from the cache, or compiled now and kept. */
   prepare<P extends unknown[] | object = unknown[], R = unknown>(sql: string): Statement<P, R> {
-    const hit = this.#cache.get(sql);
-    if (hit) {
-      hit.used = ++this.#tick;
-      if (hit.stmt.reader) hit.stmt.pluck(false).expand(false).raw(false);
-      return hit.stmt as Statement<P, R>;
+    let stmt = this.#cache.get(sql);
+    if (stmt) {
+      this.#cache.delete(sql);
+      if (stmt.reader) stmt.pluck(false).expand(false).raw(false);
+    } else {
+      stmt = this.#db.prepare(sql);
+      if (this.#cache.size >= this.#max) this.#cache.delete(this.#cache.keys().next().value as string);
     }
-    const stmt = this.#db.prepare(sql);
-    if (this.#cache.size >= this.#max) this.#evictLeastRecent();
-    this.#cache.set(sql, { stmt, used: ++this.#tick });
+    this.#cache.set(sql, stmt);
     return stmt as Statement<P, R>;
-  }
-
-  #evictLeastRecent(): void {
-    let oldest: string | undefined;
-    let at = Infinity;
-    for (const [sql, e] of this.#cache) {
-      if (e.used < at) {
-        at = e.used;
-        oldest = sql;
-      }
-    }
-    if (oldest !== undefined) this.#cache.delete(oldest);
   }
 
   /** How many statements are kept. */

@@ -19,12 +19,14 @@ describe('the edge checks bodies and the spec queries by their schemas', () => {
   const send = (method: 'POST' | 'PATCH', url: string, payload?: unknown) =>
     t.app.inject({ method, url, headers: { ...s.headers, ...(payload === undefined ? {} : { 'content-type': 'application/json' }) }, ...(payload === undefined ? {} : { payload: JSON.stringify(payload) }) });
   const get = (url: string) => t.app.inject({ url, headers: s.headers });
+  /** The answer to a refused request: 400, the text, the problems each by its path. */
+  const refused = (error: string, ...problems: [path: string, message: string][]) => [400, { success: false, error, code: 'validation', problems: problems.map(([path, message]) => ({ path, message })) }];
 
   it('a wrong type for label: 400 naming label with the old text, and the handler never ran (no key created)', async () => {
     t = await makeTestApp();
     s = await loginAs(t);
     const res = await send('POST', `/v1/api-keys/${s.userId}`, { label: 7 });
-    expect([res.statusCode, res.json()]).toEqual([400, { success: false, error: 'label must be a string', code: 'validation', problems: [{ path: 'label', message: 'must be a string' }] }]);
+    expect([res.statusCode, res.json()]).toEqual(refused('label must be a string', ['label', 'must be a string']));
     expect(t.rt.auth.listKeys(s.userId)).toEqual([]);
     // What is accepted stays accepted: null or "" for an optional field is that field left out, an unknown field is ignored.
     const ok = await send('POST', `/v1/api-keys/${s.userId}`, { label: ' ci ', targetUserId: null, expiresAt: '', clientId: null, color: 'blue' });
@@ -68,20 +70,15 @@ describe('the edge checks bodies and the spec queries by their schemas', () => {
     t = await makeTestApp();
     s = await loginAs(t);
     const bad = await get(`/v1/bi/admin/audit/${s.userId}?order=up&limit=0&actor=user:&clientId=a&clientId=b`);
-    expect([bad.statusCode, bad.json()]).toEqual([
-      400,
-      {
-        success: false,
-        error: 'clientId must be given once; actor must be user, key, git, controller or cli, optionally followed by :<id>, or an actor ID; limit must be an integer from 1 to 1000; order must be asc or desc',
-        code: 'validation',
-        problems: [
-          { path: 'clientId', message: 'must be given once' },
-          { path: 'actor', message: 'must be user, key, git, controller or cli, optionally followed by :<id>, or an actor ID' },
-          { path: 'limit', message: 'must be an integer from 1 to 1000' },
-          { path: 'order', message: 'must be asc or desc' },
-        ],
-      },
-    ]);
+    expect([bad.statusCode, bad.json()]).toEqual(
+      refused(
+        'clientId must be given once; actor must be user, key, git, controller or cli, optionally followed by :<id>, or an actor ID; limit must be an integer from 1 to 1000; order must be asc or desc',
+        ['clientId', 'must be given once'],
+        ['actor', 'must be user, key, git, controller or cli, optionally followed by :<id>, or an actor ID'],
+        ['limit', 'must be an integer from 1 to 1000'],
+        ['order', 'must be asc or desc'],
+      ),
+    );
     expect((await get(`/v1/bi/admin/audit/${s.userId}?since=garbage`)).json().error).toBe('since must be an ISO 8601 date-time');
     const page = await get(`/v1/bi/admin/audit/${s.userId}?limit=&order=&since=2026`);
     expect(page.statusCode).toBe(200);
@@ -92,22 +89,17 @@ describe('the edge checks bodies and the spec queries by their schemas', () => {
     s = await loginAs(t);
     const list = (q: string) => get(`/v1/bi/admin/clients/${s.userId}?${q}`);
     const bad = await list('page=&limit=0&status=gone&sort=x&order=up&search=a&search=b');
-    expect([bad.statusCode, bad.json()]).toEqual([
-      400,
-      {
-        success: false,
-        error: 'page must be a positive integer; limit must be an integer from 1 to 1000; status must be one of ACTIVE, FAILED, SUSPENDED, OFFBOARDED, DELETED; search must be given once; order must be asc or desc; sort must be one of clientId, clientName, status, onboardedDate',
-        code: 'validation',
-        problems: [
-          { path: 'page', message: 'must be a positive integer' },
-          { path: 'limit', message: 'must be an integer from 1 to 1000' },
-          { path: 'status', message: 'must be one of ACTIVE, FAILED, SUSPENDED, OFFBOARDED, DELETED' },
-          { path: 'search', message: 'must be given once' },
-          { path: 'order', message: 'must be asc or desc' },
-          { path: 'sort', message: 'must be one of clientId, clientName, status, onboardedDate' },
-        ],
-      },
-    ]);
+    expect([bad.statusCode, bad.json()]).toEqual(
+      refused(
+        'page must be a positive integer; limit must be an integer from 1 to 1000; status must be one of ACTIVE, FAILED, SUSPENDED, OFFBOARDED, DELETED; search must be given once; order must be asc or desc; sort must be one of clientId, clientName, status, onboardedDate',
+        ['page', 'must be a positive integer'],
+        ['limit', 'must be an integer from 1 to 1000'],
+        ['status', 'must be one of ACTIVE, FAILED, SUSPENDED, OFFBOARDED, DELETED'],
+        ['search', 'must be given once'],
+        ['order', 'must be asc or desc'],
+        ['sort', 'must be one of clientId, clientName, status, onboardedDate'],
+      ),
+    );
     expect((await list('page=1234567890')).json().error).toBe('page must be a positive integer');
     expect((await list(`search=${'a'.repeat(257)}`)).json().error).toBe('search must be at most 256 characters');
     expect((await list('search=(')).json().error).toMatch(/^search is not a valid regular expression: /);
@@ -120,18 +112,13 @@ describe('the edge checks bodies and the spec queries by their schemas', () => {
     s = await loginAs(t);
     const kinds = t.rt.reconciler.kinds.join(', ');
     const bad = await get('/v1/reconciler/status?kind=Nope&phase=');
-    expect([bad.statusCode, bad.json()]).toEqual([
-      400,
-      {
-        success: false,
-        error: `kind must be one of ${kinds}; phase must be one of Pending, Synced, Failed, Invalid, Pruned`,
-        code: 'validation',
-        problems: [
-          { path: 'kind', message: `must be one of ${kinds}` },
-          { path: 'phase', message: 'must be one of Pending, Synced, Failed, Invalid, Pruned' },
-        ],
-      },
-    ]);
+    expect([bad.statusCode, bad.json()]).toEqual(
+      refused(
+        `kind must be one of ${kinds}; phase must be one of Pending, Synced, Failed, Invalid, Pruned`,
+        ['kind', `must be one of ${kinds}`],
+        ['phase', 'must be one of Pending, Synced, Failed, Invalid, Pruned'],
+      ),
+    );
     expect((await get('/v1/reconciler/status?kind=Client&kind=Dashboard')).json().error).toBe(`kind must be one of ${kinds}`);
     expect((await get('/v1/reconciler/status?kind=Client&phase=Synced')).statusCode).toBe(200);
   });
